@@ -1,0 +1,138 @@
+// The narrow interface every compute backend implements (CUDA, OpenCL). Everything above it
+// (evaluator, calibration, CLI) speaks only this; vendor headers stay under src/backends/<name>/.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/expected.hpp"
+
+namespace kevo {
+
+enum class Language { cuda, opencl };
+
+// File suffix of a candidate in this language: "cu" or "cl".
+const char* language_suffix(Language language);
+const char* language_name(Language language);
+
+struct Dim3 {
+    uint64_t x = 1, y = 1, z = 1;
+    uint64_t volume() const { return x * y * z; }
+    bool operator==(const Dim3&) const = default;
+};
+
+struct DeviceInfo {
+    std::string backend;   // "cuda" | "opencl"
+    int index = 0;         // position within its backend
+    std::string name;      // "NVIDIA H200", "pthread-skylake-avx512-..."
+    std::string vendor;
+    std::string driver;    // driver version string; part of the calibration cache key
+    std::string arch;      // "sm_90" for CUDA; the OpenCL C version for OpenCL
+    bool is_cpu = false;
+    int compute_units = 0;
+    uint64_t global_mem_bytes = 0;
+    uint64_t max_alloc_bytes = 0;
+    uint64_t l2_bytes = 0;  // last-level cache the L2 flush must exceed
+    uint64_t shared_mem_per_block = 0;
+    unsigned max_threads_per_block = 0;
+    std::array<uint64_t, 3> max_block{0, 0, 0};
+    std::array<uint64_t, 3> max_grid{0, 0, 0};
+    int clock_mhz = 0;
+};
+
+// Outcome of a compilation: a module on success, the compiler's log either way. A candidate that
+// does not compile is not an environment error.
+struct CompileOutcome {
+    std::optional<uint32_t> module;
+    std::string log;
+    double seconds = 0;
+};
+
+// What the compiler allotted to one kernel; -1 where the backend cannot say.
+struct KernelAttributes {
+    int registers = -1;
+    int64_t shared_bytes = -1;    // static shared (CUDA) / local (OpenCL) memory
+    int64_t local_bytes = -1;     // per-thread local / private memory: spills and stack
+    unsigned max_threads = 0;     // the most threads per block this kernel can launch with
+};
+
+struct BufferHandle {
+    uint32_t id = 0;
+};
+
+struct KernelArg {
+    enum class Kind { buffer, f32, u32 };
+    Kind kind = Kind::u32;
+    BufferHandle buffer{};
+    uint64_t offset = 0;  // bytes into the buffer (guard zones sit before it)
+    float f32 = 0;
+    uint32_t u32 = 0;
+
+    static KernelArg buf(BufferHandle b, uint64_t offset = 0) { return {Kind::buffer, b, offset, 0, 0}; }
+    static KernelArg f(float v) { return {Kind::f32, {}, 0, v, 0}; }
+    static KernelArg u(uint32_t v) { return {Kind::u32, {}, 0, 0, v}; }
+};
+
+struct Launch {
+    uint32_t kernel = 0;  // from Device::kernel
+    Dim3 grid;            // blocks (work-groups) per axis
+    Dim3 block;           // threads (work-items) per block
+    std::vector<KernelArg> args;
+};
+
+class Device {
+public:
+    virtual ~Device() = default;
+
+    virtual const DeviceInfo& info() const = 0;
+    virtual Language language() const = 0;
+
+    // `defines` are NAME=VALUE pairs passed as -D. Errors are environment faults only.
+    virtual Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines) = 0;
+    // A missing entry point is returned as an error; the caller turns it into a verdict.
+    virtual Expected<uint32_t> kernel(uint32_t module, const std::string& name) = 0;
+    virtual Expected<KernelAttributes> attributes(uint32_t kernel) = 0;
+    virtual void release_module(uint32_t module) = 0;
+
+    virtual Expected<BufferHandle> allocate(uint64_t bytes) = 0;
+    virtual void release(BufferHandle buffer) = 0;
+    virtual Expected<void> upload(BufferHandle dst, uint64_t offset, const void* src, uint64_t bytes) = 0;
+    virtual Expected<void> download(BufferHandle src, uint64_t offset, void* dst, uint64_t bytes) = 0;
+    // Device-side copy of `bytes` from the start of src to the start of dst; completes before return.
+    virtual Expected<void> copy(BufferHandle dst, BufferHandle src, uint64_t bytes) = 0;
+
+    // Submit the launches in order as one unit and wait. A fault inside a kernel is returned as an
+    // error whose message names it (illegal address, ...).
+    virtual Expected<void> run(std::span<const Launch> launches) = 0;
+    // Same, timed on the device: seconds from the start of the first launch to the end of the last.
+    virtual Expected<double> run_timed(std::span<const Launch> launches) = 0;
+
+    // True after an error that leaves the device context unusable (CUDA sticky errors); the
+    // worker process then reports and exits so the parent can start a fresh one.
+    virtual bool is_poisoned() const = 0;
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;
+    virtual Language language() const = 0;
+
+    // Devices found; an empty list is not an error (ggml's rule). Why none were found is in
+    // unavailable_reason().
+    virtual std::vector<DeviceInfo> probe() = 0;
+    virtual std::string unavailable_reason() const = 0;
+    virtual Expected<std::unique_ptr<Device>> open(int index) = 0;
+
+    // Compile without a device (NVRTC can; OpenCL cannot and says so). For CI and --compile-only.
+    virtual Expected<CompileOutcome> compile_offline(const std::string& source, const std::vector<std::string>& defines,
+                                                     const std::string& arch) = 0;
+    virtual std::string default_offline_arch() const = 0;
+};
+
+}  // namespace kevo

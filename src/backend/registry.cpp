@@ -1,0 +1,48 @@
+// Backend registry: one line per backend.
+#include "backend/registry.hpp"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace kevo {
+
+std::unique_ptr<Backend> make_cuda_backend();
+std::unique_ptr<Backend> make_opencl_backend();
+
+namespace {
+struct Entry {
+    const char* name;
+    std::unique_ptr<Backend> (*make)();
+};
+constexpr Entry kBackends[] = {
+    {"cuda", &make_cuda_backend},
+    {"opencl", &make_opencl_backend},
+};
+}  // namespace
+
+const char* language_suffix(Language language) { return language == Language::cuda ? "cu" : "cl"; }
+const char* language_name(Language language) { return language == Language::cuda ? "CUDA C++" : "OpenCL C"; }
+
+std::vector<std::string> backend_names() {
+    std::vector<std::string> names;
+    for (const auto& e : kBackends) names.emplace_back(e.name);
+    return names;
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name) {
+    for (const auto& e : kBackends)
+        if (name == e.name) return e.make();
+    return nullptr;
+}
+
+Expected<std::string> resolve_backend_name(const std::string& requested) {
+    if (requested == "auto") {
+        if (auto cuda = make_backend("cuda"); cuda && !cuda->probe().empty()) return std::string("cuda");
+        return std::string("opencl");
+    }
+    if (make_backend(requested)) return requested;
+    return make_error(fmt::format("unknown backend '{}'; expected one of: auto, {}", requested,
+                                  fmt::join(backend_names(), ", ")));
+}
+
+}  // namespace kevo

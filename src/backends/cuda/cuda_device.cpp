@@ -1,0 +1,429 @@
+// CudaDevice: context, memory, modules and launches through the dlopen'd driver API.
+#include "backends/cuda/cuda_device.hpp"
+
+#if KEVO_HAVE_CUDA_HEADERS
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+#include "backends/cuda/cuda_errors.hpp"
+#include "backends/cuda/nvrtc_compile.hpp"
+
+namespace kevo::cuda {
+namespace {
+
+std::string dims(const Dim3& d) {
+    return fmt::format("{}x{}x{}", d.x, d.y, d.z);
+}
+
+const char* kind_name(KernelArg::Kind kind) {
+    switch (kind) {
+        case KernelArg::Kind::buffer:
+            return "buffer";
+        case KernelArg::Kind::f32:
+            return "float";
+        case KernelArg::Kind::u32:
+            return "uint32";
+    }
+    return "?";
+}
+
+size_t kind_size(KernelArg::Kind kind) {
+    return kind == KernelArg::Kind::buffer ? sizeof(CUdeviceptr) : 4;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Device>> CudaDevice::open(const DriverApi& api, DeviceInfo info, int ordinal) {
+    std::unique_ptr<CudaDevice> device(new CudaDevice(api, std::move(info)));
+    if (auto ok = device->init(ordinal); !ok) return ok.error();
+    return std::unique_ptr<Device>(std::move(device));
+}
+
+Expected<void> CudaDevice::init(int ordinal) {
+    const std::string where = fmt::format("opening CUDA device {} ({})", info_.index, info_.name);
+    if (auto ok = check(api_.cuDeviceGet(&device_, ordinal), where + ": cuDeviceGet"); !ok) return ok;
+    CUcontext context = nullptr;
+    if (auto ok = check(api_.cuDevicePrimaryCtxRetain(&context, device_), where + ": cuDevicePrimaryCtxRetain"); !ok)
+        return ok;
+    context_ = context;
+    if (auto ok = check(api_.cuCtxSetCurrent(context_), where + ": cuCtxSetCurrent"); !ok) return ok;
+    // Non-blocking: the legacy default stream, which other code in the process may use, never
+    // serialises with our work.
+    if (auto ok = check(api_.cuStreamCreate(&stream_, CU_STREAM_NON_BLOCKING), where + ": cuStreamCreate"); !ok)
+        return ok;
+    if (auto ok = check(api_.cuEventCreate(&start_, CU_EVENT_DEFAULT), where + ": cuEventCreate"); !ok) return ok;
+    if (auto ok = check(api_.cuEventCreate(&stop_, CU_EVENT_DEFAULT), where + ": cuEventCreate"); !ok) return ok;
+    return {};
+}
+
+CudaDevice::~CudaDevice() {
+    if (!context_) return;
+    // Failures are ignored throughout: there is nobody left to tell, and after a sticky error every
+    // call fails harmlessly. Releasing the primary context frees whatever the calls could not.
+    api_.cuCtxSetCurrent(context_);
+    if (!poisoned_) {
+        if (stream_) api_.cuStreamSynchronize(stream_);
+        for (auto& [id, buffer] : buffers_) api_.cuMemFree(buffer.pointer);
+        for (auto& [id, module] : modules_) api_.cuModuleUnload(module);
+        if (start_) api_.cuEventDestroy(start_);
+        if (stop_) api_.cuEventDestroy(stop_);
+        if (stream_) api_.cuStreamDestroy(stream_);
+    }
+    api_.cuDevicePrimaryCtxRelease(device_);
+}
+
+Error CudaDevice::fail(CUresult result, std::string_view what) {
+    std::string message = fmt::format("{}: {}", what, describe(api_, result));
+    if (is_sticky(result) && !poisoned_) {
+        poisoned_ = true;
+        poison_cause_ = message;
+        message += " (the CUDA context is now unusable; the process must restart)";
+    }
+    return make_error(std::move(message));
+}
+
+Expected<void> CudaDevice::check(CUresult result, std::string_view what) {
+    if (result == CUDA_SUCCESS) return {};
+    return fail(result, what);
+}
+
+Expected<void> CudaDevice::enter() {
+    if (poisoned_)
+        return make_error(
+            fmt::format("the CUDA context of {} is unusable after an earlier error ({})", info_.name, poison_cause_));
+    return check(api_.cuCtxSetCurrent(context_), "cuCtxSetCurrent");
+}
+
+// ---- modules and kernels ----
+
+Expected<CompileOutcome> CudaDevice::compile(const std::string& source, const std::vector<std::string>& defines) {
+    auto compiled = nvrtc_compile(source, defines, info_.arch);
+    if (!compiled) return compiled.error();
+    CompileOutcome outcome;
+    outcome.log = std::move(compiled->log);
+    outcome.seconds = compiled->seconds;
+    if (!compiled->cubin) return outcome;
+
+    if (auto ok = enter(); !ok) return ok.error();
+    auto start = std::chrono::steady_clock::now();
+    CUmodule module = nullptr;
+    if (auto ok = check(api_.cuModuleLoadData(&module, compiled->cubin->data()),
+                        "loading the compiled module (cuModuleLoadData)");
+        !ok)
+        return ok.error();
+    outcome.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    uint32_t id = next_id_++;
+    modules_.emplace(id, module);
+    outcome.module = id;
+    return outcome;
+}
+
+Expected<uint32_t> CudaDevice::kernel(uint32_t module, const std::string& name) {
+    auto it = modules_.find(module);
+    if (it == modules_.end()) return make_error(fmt::format("unknown CUDA module id {}", module));
+    if (auto ok = enter(); !ok) return ok.error();
+
+    KernelEntry entry;
+    entry.module = module;
+    entry.name = name;
+    CUresult r = api_.cuModuleGetFunction(&entry.function, it->second, name.c_str());
+    if (r == CUDA_ERROR_NOT_FOUND) return make_error(fmt::format("kernel '{}' not found in the module", name));
+    if (auto ok = check(r, fmt::format("looking up kernel '{}' (cuModuleGetFunction)", name)); !ok) return ok.error();
+
+    int max_threads = 0;
+    r = api_.cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, entry.function);
+    if (auto ok = check(r, fmt::format("reading the attributes of kernel '{}'", name)); !ok) return ok.error();
+    entry.max_threads = static_cast<unsigned>(max_threads);
+
+    // The parameter list lets a launch with the wrong arguments be refused instead of letting the
+    // kernel read garbage. cuFuncGetParamInfo answers INVALID_VALUE one past the last parameter.
+    if (api_.cuFuncGetParamInfo) {
+        entry.params_known = true;
+        for (size_t i = 0;; ++i) {
+            size_t offset = 0, size = 0;
+            r = api_.cuFuncGetParamInfo(entry.function, i, &offset, &size);
+            if (r == CUDA_ERROR_INVALID_VALUE) break;
+            if (r != CUDA_SUCCESS) {
+                if (is_sticky(r)) return fail(r, fmt::format("listing the parameters of kernel '{}'", name));
+                entry.params_known = false;
+                entry.param_sizes.clear();
+                break;
+            }
+            entry.param_sizes.push_back(size);
+        }
+    }
+    uint32_t id = next_id_++;
+    kernels_.emplace(id, std::move(entry));
+    return id;
+}
+
+Expected<KernelAttributes> CudaDevice::attributes(uint32_t kernel) {
+    auto it = kernels_.find(kernel);
+    if (it == kernels_.end()) return make_error(fmt::format("unknown CUDA kernel id {}", kernel));
+    if (auto ok = enter(); !ok) return ok.error();
+    const KernelEntry& entry = it->second;
+    auto read = [&](CUfunction_attribute which, int& value) {
+        return check(api_.cuFuncGetAttribute(&value, which, entry.function),
+                     fmt::format("reading the attributes of kernel '{}'", entry.name));
+    };
+    int registers = 0, shared = 0, local = 0, max_threads = 0;
+    for (auto [which, value] :
+         {std::pair{CU_FUNC_ATTRIBUTE_NUM_REGS, &registers}, std::pair{CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, &shared},
+          std::pair{CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, &local},
+          std::pair{CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, &max_threads}})
+        if (auto ok = read(which, *value); !ok) return ok.error();
+    KernelAttributes attributes;
+    attributes.registers = registers;
+    attributes.shared_bytes = shared;
+    attributes.local_bytes = local;
+    attributes.max_threads = static_cast<unsigned>(max_threads);
+    return attributes;
+}
+
+void CudaDevice::release_module(uint32_t module) {
+    auto it = modules_.find(module);
+    if (it == modules_.end()) return;
+    std::erase_if(kernels_, [&](const auto& kv) { return kv.second.module == module; });
+    if (!poisoned_ && api_.cuCtxSetCurrent(context_) == CUDA_SUCCESS) {
+        // Queued work may still use the module; it must finish before the code goes away.
+        api_.cuStreamSynchronize(stream_);
+        api_.cuModuleUnload(it->second);
+    }
+    modules_.erase(it);
+}
+
+// ---- buffers ----
+
+Expected<BufferHandle> CudaDevice::allocate(uint64_t bytes) {
+    if (auto ok = enter(); !ok) return ok.error();
+    CUdeviceptr pointer = 0;
+    // cuMemAlloc refuses zero bytes; a one-byte allocation keeps an empty buffer a valid handle.
+    CUresult r = api_.cuMemAlloc(&pointer, std::max<uint64_t>(bytes, 1));
+    if (r != CUDA_SUCCESS)
+        return fail(r, fmt::format("cannot allocate {} bytes on {} (cuMemAlloc)", bytes, info_.name));
+    uint32_t id = next_id_++;
+    buffers_.emplace(id, BufferEntry{pointer, bytes});
+    return BufferHandle{id};
+}
+
+void CudaDevice::release(BufferHandle buffer) {
+    auto it = buffers_.find(buffer.id);
+    if (it == buffers_.end()) return;
+    if (!poisoned_ && api_.cuCtxSetCurrent(context_) == CUDA_SUCCESS) api_.cuMemFree(it->second.pointer);
+    buffers_.erase(it);
+}
+
+Expected<const CudaDevice::BufferEntry*> CudaDevice::find_buffer(BufferHandle handle, std::string_view role) {
+    auto it = buffers_.find(handle.id);
+    if (it == buffers_.end()) return make_error(fmt::format("unknown CUDA buffer id {} ({})", handle.id, role));
+    return &it->second;
+}
+
+Expected<void> CudaDevice::check_range(const BufferEntry& buffer, uint64_t offset, uint64_t bytes,
+                                       std::string_view role) {
+    if (offset > buffer.bytes || bytes > buffer.bytes - offset)
+        return make_error(fmt::format("{} of {} bytes at offset {} overruns a buffer of {} bytes", role, bytes, offset,
+                                      buffer.bytes));
+    return {};
+}
+
+// The copies go through our stream and are waited for there: a plain cuMemcpyHtoD runs on the legacy
+// default stream, which does not order with a non-blocking stream, and may return before a pageable
+// upload has reached the device.
+Expected<void> CudaDevice::upload(BufferHandle dst, uint64_t offset, const void* src, uint64_t bytes) {
+    auto buffer = find_buffer(dst, "upload");
+    if (!buffer) return buffer.error();
+    if (auto ok = check_range(**buffer, offset, bytes, "upload"); !ok) return ok;
+    if (bytes == 0) return {};
+    if (auto ok = enter(); !ok) return ok;
+    if (auto ok = check(api_.cuMemcpyHtoDAsync((*buffer)->pointer + offset, src, bytes, stream_),
+                        fmt::format("upload of {} bytes (cuMemcpyHtoDAsync)", bytes));
+        !ok)
+        return ok;
+    return check(api_.cuStreamSynchronize(stream_), fmt::format("upload of {} bytes (cuStreamSynchronize)", bytes));
+}
+
+Expected<void> CudaDevice::download(BufferHandle src, uint64_t offset, void* dst, uint64_t bytes) {
+    auto buffer = find_buffer(src, "download");
+    if (!buffer) return buffer.error();
+    if (auto ok = check_range(**buffer, offset, bytes, "download"); !ok) return ok;
+    if (bytes == 0) return {};
+    if (auto ok = enter(); !ok) return ok;
+    if (auto ok = check(api_.cuMemcpyDtoHAsync(dst, (*buffer)->pointer + offset, bytes, stream_),
+                        fmt::format("download of {} bytes (cuMemcpyDtoHAsync)", bytes));
+        !ok)
+        return ok;
+    return check(api_.cuStreamSynchronize(stream_), fmt::format("download of {} bytes (cuStreamSynchronize)", bytes));
+}
+
+Expected<void> CudaDevice::copy(BufferHandle dst, BufferHandle src, uint64_t bytes) {
+    auto to = find_buffer(dst, "copy destination");
+    if (!to) return to.error();
+    auto from = find_buffer(src, "copy source");
+    if (!from) return from.error();
+    if (auto ok = check_range(**to, 0, bytes, "copy into the destination"); !ok) return ok;
+    if (auto ok = check_range(**from, 0, bytes, "copy from the source"); !ok) return ok;
+    if (bytes == 0) return {};
+    if (auto ok = enter(); !ok) return ok;
+    if (auto ok = check(api_.cuMemcpyDtoDAsync((*to)->pointer, (*from)->pointer, bytes, stream_),
+                        fmt::format("device copy of {} bytes (cuMemcpyDtoDAsync)", bytes));
+        !ok)
+        return ok;
+    return check(api_.cuStreamSynchronize(stream_),
+                 fmt::format("device copy of {} bytes (cuStreamSynchronize)", bytes));
+}
+
+// ---- launches ----
+
+std::string CudaDevice::describe_launch(std::span<const Launch> launches, size_t index) const {
+    const Launch& launch = launches[index];
+    auto it = kernels_.find(launch.kernel);
+    std::string name =
+        it == kernels_.end() ? fmt::format("id {}", launch.kernel) : fmt::format("'{}'", it->second.name);
+    return fmt::format("launch {} of {} (kernel {}, grid {}, block {})", index + 1, launches.size(), name,
+                       dims(launch.grid), dims(launch.block));
+}
+
+// A fault in a timed run surfaces only at the final wait, so it names every kernel that could have caused it.
+std::string CudaDevice::describe_batch(std::span<const Launch> launches) const {
+    std::vector<std::string> names;
+    for (const Launch& launch : launches) {
+        auto it = kernels_.find(launch.kernel);
+        std::string name =
+            it == kernels_.end() ? fmt::format("id {}", launch.kernel) : fmt::format("'{}'", it->second.name);
+        if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(std::move(name));
+    }
+    return fmt::format("one of launches 1 to {} (kernel{} {}; a timed run waits only at its end)", launches.size(),
+                       names.size() == 1 ? "" : "s", fmt::join(names, ", "));
+}
+
+Expected<CudaDevice::LaunchParams> CudaDevice::prepare(std::span<const Launch> launches, size_t index) {
+    const Launch& launch = launches[index];
+    auto refuse = [&](const std::string& why) {
+        return make_error(fmt::format("{}: {}", describe_launch(launches, index), why));
+    };
+    auto it = kernels_.find(launch.kernel);
+    if (it == kernels_.end()) return refuse("unknown kernel id");
+    const KernelEntry& kernel = it->second;
+
+    if (launch.block.volume() == 0 || launch.grid.volume() == 0) return refuse("empty grid or block");
+    const uint64_t block[3] = {launch.block.x, launch.block.y, launch.block.z};
+    const uint64_t grid[3] = {launch.grid.x, launch.grid.y, launch.grid.z};
+    const char* axis = "xyz";
+    for (int a = 0; a < 3; ++a) {
+        if (block[a] > info_.max_block[a])
+            return refuse(
+                fmt::format("block.{} = {} exceeds the device limit {}", axis[a], block[a], info_.max_block[a]));
+        if (grid[a] > info_.max_grid[a])
+            return refuse(fmt::format("grid.{} = {} exceeds the device limit {}", axis[a], grid[a], info_.max_grid[a]));
+    }
+    unsigned limit = std::min(kernel.max_threads, info_.max_threads_per_block);
+    if (launch.block.volume() > limit)
+        return refuse(fmt::format("{} threads per block exceed the {} this kernel can launch with",
+                                  launch.block.volume(), limit));
+
+    if (kernel.params_known) {
+        if (kernel.param_sizes.size() != launch.args.size())
+            return refuse(fmt::format("the kernel takes {} parameters but {} arguments were given",
+                                      kernel.param_sizes.size(), launch.args.size()));
+        for (size_t i = 0; i < launch.args.size(); ++i)
+            if (kernel.param_sizes[i] != kind_size(launch.args[i].kind))
+                return refuse(fmt::format("parameter {} is {} bytes wide but the argument is a {} ({} bytes)", i + 1,
+                                          kernel.param_sizes[i], kind_name(launch.args[i].kind),
+                                          kind_size(launch.args[i].kind)));
+    }
+
+    LaunchParams params;
+    params.slots.resize(launch.args.size());
+    params.pointers.resize(launch.args.size());
+    for (size_t i = 0; i < launch.args.size(); ++i) {
+        const KernelArg& arg = launch.args[i];
+        auto& slot = params.slots[i];
+        switch (arg.kind) {
+            case KernelArg::Kind::buffer: {
+                auto buffer = buffers_.find(arg.buffer.id);
+                if (buffer == buffers_.end())
+                    return refuse(fmt::format("argument {} names unknown buffer id {}", i + 1, arg.buffer.id));
+                if (arg.offset > buffer->second.bytes)
+                    return refuse(fmt::format("argument {} offset {} lies beyond its buffer of {} bytes", i + 1,
+                                              arg.offset, buffer->second.bytes));
+                slot.pointer = buffer->second.pointer + arg.offset;
+                params.pointers[i] = &slot.pointer;
+                break;
+            }
+            case KernelArg::Kind::f32:
+                slot.f32 = arg.f32;
+                params.pointers[i] = &slot.f32;
+                break;
+            case KernelArg::Kind::u32:
+                slot.u32 = arg.u32;
+                params.pointers[i] = &slot.u32;
+                break;
+        }
+    }
+    return params;
+}
+
+Expected<void> CudaDevice::submit(std::span<const Launch> launches, size_t index) {
+    auto params = prepare(launches, index);
+    if (!params) return params.error();
+    const Launch& launch = launches[index];
+    CUfunction function = kernels_.at(launch.kernel).function;
+    // cuLaunchKernel copies the argument values before it returns, so `params` may die after it.
+    CUresult r =
+        api_.cuLaunchKernel(function, static_cast<unsigned>(launch.grid.x), static_cast<unsigned>(launch.grid.y),
+                            static_cast<unsigned>(launch.grid.z), static_cast<unsigned>(launch.block.x),
+                            static_cast<unsigned>(launch.block.y), static_cast<unsigned>(launch.block.z), 0, stream_,
+                            params->pointers.empty() ? nullptr : params->pointers.data(), nullptr);
+    return check(r, describe_launch(launches, index));
+}
+
+void CudaDevice::drain() {
+    if (poisoned_) return;
+    if (CUresult r = api_.cuStreamSynchronize(stream_); r != CUDA_SUCCESS) (void)fail(r, "draining the stream");
+}
+
+Expected<void> CudaDevice::run(std::span<const Launch> launches) {
+    if (auto ok = enter(); !ok) return ok;
+    // Waiting after each launch costs a few microseconds apiece and pins a fault (which CUDA reports
+    // asynchronously) on the launch that caused it. Timed runs do not do this.
+    for (size_t i = 0; i < launches.size(); ++i) {
+        if (auto ok = submit(launches, i); !ok) {
+            drain();
+            return ok;
+        }
+        if (auto ok = check(api_.cuStreamSynchronize(stream_), describe_launch(launches, i)); !ok) return ok;
+    }
+    return {};
+}
+
+Expected<double> CudaDevice::run_timed(std::span<const Launch> launches) {
+    if (auto ok = enter(); !ok) return ok.error();
+    if (auto ok = check(api_.cuEventRecord(start_, stream_), "recording the start event"); !ok) return ok.error();
+    for (size_t i = 0; i < launches.size(); ++i) {
+        if (auto ok = submit(launches, i); !ok) {
+            drain();
+            return ok.error();
+        }
+    }
+    if (auto ok = check(api_.cuEventRecord(stop_, stream_), "recording the stop event"); !ok) {
+        drain();
+        return ok.error();
+    }
+    if (CUresult r = api_.cuStreamSynchronize(stream_); r != CUDA_SUCCESS) {
+        return fail(r, launches.size() == 1 ? describe_launch(launches, 0) : describe_batch(launches));
+    }
+    float milliseconds = 0;
+    if (auto ok = check(api_.cuEventElapsedTime(&milliseconds, start_, stop_), "reading the timing events"); !ok)
+        return ok.error();
+    return static_cast<double>(milliseconds) * 1e-3;
+}
+
+}  // namespace kevo::cuda
+
+#endif

@@ -1,0 +1,103 @@
+// One CUDA device opened for work: its primary context, one stream, two timing events, and the
+// modules, kernels and buffers handed out as small integer ids.
+#pragma once
+
+#include "backend/backend.hpp"
+#include "backends/cuda/cuda_api.hpp"
+
+#if KEVO_HAVE_CUDA_HEADERS
+
+#include <string_view>
+#include <unordered_map>
+
+namespace kevo::cuda {
+
+class CudaDevice final : public Device {
+public:
+    // `api` must outlive the device (it is the process-wide table). `info` comes from probing;
+    // `ordinal` is the driver's number for the device.
+    static Expected<std::unique_ptr<Device>> open(const DriverApi& api, DeviceInfo info, int ordinal);
+    ~CudaDevice() override;
+    CudaDevice(const CudaDevice&) = delete;
+    CudaDevice& operator=(const CudaDevice&) = delete;
+
+    const DeviceInfo& info() const override { return info_; }
+    Language language() const override { return Language::cuda; }
+
+    Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines) override;
+    Expected<uint32_t> kernel(uint32_t module, const std::string& name) override;
+    Expected<KernelAttributes> attributes(uint32_t kernel) override;
+    void release_module(uint32_t module) override;
+
+    Expected<BufferHandle> allocate(uint64_t bytes) override;
+    void release(BufferHandle buffer) override;
+    Expected<void> upload(BufferHandle dst, uint64_t offset, const void* src, uint64_t bytes) override;
+    Expected<void> download(BufferHandle src, uint64_t offset, void* dst, uint64_t bytes) override;
+    Expected<void> copy(BufferHandle dst, BufferHandle src, uint64_t bytes) override;
+
+    Expected<void> run(std::span<const Launch> launches) override;
+    Expected<double> run_timed(std::span<const Launch> launches) override;
+
+    bool is_poisoned() const override { return poisoned_; }
+
+private:
+    struct KernelEntry {
+        CUfunction function = nullptr;
+        uint32_t module = 0;
+        std::string name;
+        unsigned max_threads = 0;
+        std::vector<size_t> param_sizes;  // from cuFuncGetParamInfo
+        bool params_known = false;        // false where the driver cannot list the parameters
+    };
+    struct BufferEntry {
+        CUdeviceptr pointer = 0;
+        uint64_t bytes = 0;
+    };
+    // The argument values of one launch; cuLaunchKernel reads them through `pointers`.
+    struct LaunchParams {
+        struct Slot {
+            CUdeviceptr pointer = 0;
+            float f32 = 0;
+            uint32_t u32 = 0;
+        };
+        std::vector<Slot> slots;
+        std::vector<void*> pointers;
+    };
+
+    CudaDevice(const DriverApi& api, DeviceInfo info) : api_(api), info_(std::move(info)) {}
+    Expected<void> init(int ordinal);
+
+    // Makes the context current on the calling thread; refuses once the context is poisoned.
+    Expected<void> enter();
+    // An Error for a failed driver call; marks the device poisoned when the code is sticky.
+    Error fail(CUresult result, std::string_view what);
+    Expected<void> check(CUresult result, std::string_view what);
+
+    Expected<const BufferEntry*> find_buffer(BufferHandle handle, std::string_view role);
+    Expected<void> check_range(const BufferEntry& buffer, uint64_t offset, uint64_t bytes, std::string_view role);
+    std::string describe_launch(std::span<const Launch> launches, size_t index) const;
+    std::string describe_batch(std::span<const Launch> launches) const;
+    Expected<LaunchParams> prepare(std::span<const Launch> launches, size_t index);
+    Expected<void> submit(std::span<const Launch> launches, size_t index);
+    // After a failed submission: waits for what was already queued so the stream is idle again.
+    void drain();
+
+    const DriverApi& api_;
+    DeviceInfo info_;
+    CUdevice device_ = 0;
+    CUcontext context_ = nullptr;
+    CUstream stream_ = nullptr;
+    CUevent start_ = nullptr;
+    CUevent stop_ = nullptr;
+    bool poisoned_ = false;
+    std::string poison_cause_;
+
+    uint32_t next_id_ = 1;  // shared by all handle kinds; 0 is never handed out
+    std::unordered_map<uint32_t, CUmodule> modules_;
+    std::unordered_map<uint32_t, KernelEntry> kernels_;
+    std::unordered_map<uint32_t, BufferEntry> buffers_;
+};
+
+}  // namespace kevo::cuda
+
+#endif

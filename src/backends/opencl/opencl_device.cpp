@@ -1,0 +1,213 @@
+// OpenclDevice: context and queue lifetime, program compilation, kernels and buffers.
+// Launching lives in opencl_run.cpp.
+#include "backends/opencl/opencl_device.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+
+#include "backends/opencl/cl_errors.hpp"
+
+namespace kevo::opencl {
+namespace {
+
+std::string build_options(const std::vector<std::string>& defines) {
+    std::string options;
+    for (const auto& define : defines) {
+        if (!options.empty()) options += ' ';
+        options += "-D";
+        options += define;
+    }
+    return options;
+}
+
+std::string build_log(cl_program program, cl_device_id device) {
+    size_t size = 0;
+    if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, 0, nullptr, &size) != CL_SUCCESS || size == 0)
+        return "";
+    std::string log(size, '\0');
+    if (clGetProgramBuildInfo(program, device, CL_PROGRAM_BUILD_LOG, size, log.data(), nullptr) != CL_SUCCESS) return "";
+    // Drop the terminating NUL and the blank lines some drivers append to an empty log.
+    while (!log.empty() && (log.back() == '\0' || log.back() == '\n' || log.back() == ' ')) log.pop_back();
+    return log;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Device>> OpenclDevice::open(const DeviceRef& ref, DeviceInfo info) {
+    std::unique_ptr<OpenclDevice> dev(new OpenclDevice(ref.device, std::move(info)));
+    const cl_context_properties props[] = {CL_CONTEXT_PLATFORM, reinterpret_cast<cl_context_properties>(ref.platform), 0};
+    cl_int status = CL_SUCCESS;
+    dev->context_ = clCreateContext(props, 1, &ref.device, nullptr, nullptr, &status);
+    if (status != CL_SUCCESS)
+        return make_error(fmt::format("OpenCL device '{}': clCreateContext failed: {}", dev->info_.name, error_text(status)));
+    // clCreateCommandQueue is deprecated in 2.0 but is the 1.2 call, and every driver still has it.
+    dev->queue_ = clCreateCommandQueue(dev->context_, ref.device, CL_QUEUE_PROFILING_ENABLE, &status);
+    if (status != CL_SUCCESS)
+        return make_error(
+            fmt::format("OpenCL device '{}': clCreateCommandQueue failed: {}", dev->info_.name, error_text(status)));
+    dev->base_align_bytes_ = base_address_alignment_bytes(ref.device);
+    return std::unique_ptr<Device>(std::move(dev));
+}
+
+OpenclDevice::~OpenclDevice() {
+    if (queue_) clFinish(queue_);
+    for (auto& [id, buffer] : buffers_) {
+        for (auto& [offset, view] : buffer.views) clReleaseMemObject(view);
+        clReleaseMemObject(buffer.mem);
+    }
+    for (auto& [id, entry] : kernels_) clReleaseKernel(entry.kernel);
+    for (auto& [id, program] : modules_) clReleaseProgram(program);
+    if (queue_) clReleaseCommandQueue(queue_);
+    if (context_) clReleaseContext(context_);
+}
+
+cl_int OpenclDevice::note(cl_int status) {
+    // These mean the queue (or, on NVIDIA, the whole context) is gone; a new process is cheaper
+    // than guessing what still works.
+    if (status == CL_OUT_OF_RESOURCES || status == CL_INVALID_COMMAND_QUEUE) poisoned_ = true;
+    return status;
+}
+
+Expected<CompileOutcome> OpenclDevice::compile(const std::string& source, const std::vector<std::string>& defines) {
+    const auto start = std::chrono::steady_clock::now();
+    const char* text = source.c_str();
+    const size_t length = source.size();
+    cl_int status = CL_SUCCESS;
+    cl_program program = clCreateProgramWithSource(context_, 1, &text, &length, &status);
+    if (status != CL_SUCCESS) return make_error(fmt::format("clCreateProgramWithSource failed: {}", error_text(status)));
+
+    const std::string options = build_options(defines);
+    status = clBuildProgram(program, 1, &device_, options.c_str(), nullptr, nullptr);
+    CompileOutcome outcome;
+    outcome.log = build_log(program, device_);
+    outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+    if (status == CL_SUCCESS) {
+        const uint32_t id = next_id();
+        modules_[id] = program;
+        outcome.module = id;
+        return outcome;
+    }
+    clReleaseProgram(program);
+    // A candidate that does not build (or whose defines the compiler rejects) is a verdict.
+    if (status == CL_BUILD_PROGRAM_FAILURE || status == CL_INVALID_BUILD_OPTIONS) {
+        if (status == CL_INVALID_BUILD_OPTIONS)
+            outcome.log = fmt::format("invalid build options '{}'{}{}", options, outcome.log.empty() ? "" : "\n", outcome.log);
+        else if (outcome.log.empty())
+            outcome.log = "the OpenCL compiler failed without a build log";
+        return outcome;
+    }
+    return make_error(fmt::format("clBuildProgram failed: {}{}{}", error_text(note(status)),
+                                  outcome.log.empty() ? "" : "\n", outcome.log));
+}
+
+Expected<uint32_t> OpenclDevice::kernel(uint32_t module, const std::string& name) {
+    auto it = modules_.find(module);
+    if (it == modules_.end()) return make_error(fmt::format("unknown OpenCL module handle {}", module));
+    cl_int status = CL_SUCCESS;
+    cl_kernel kernel = clCreateKernel(it->second, name.c_str(), &status);
+    if (status == CL_INVALID_KERNEL_NAME) return make_error(fmt::format("kernel '{}' not found in the program", name));
+    if (status != CL_SUCCESS)
+        return make_error(fmt::format("clCreateKernel('{}') failed: {}", name, error_text(note(status))));
+    const uint32_t id = next_id();
+    kernels_[id] = KernelEntry{kernel, name, module};
+    return id;
+}
+
+Expected<KernelAttributes> OpenclDevice::attributes(uint32_t kernel) {
+    auto it = kernels_.find(kernel);
+    if (it == kernels_.end()) return make_error(fmt::format("unknown OpenCL kernel handle {}", kernel));
+    cl_kernel k = it->second.kernel;
+    size_t work_group = 0;
+    cl_ulong local = 0, priv = 0;
+    cl_int status = clGetKernelWorkGroupInfo(k, device_, CL_KERNEL_WORK_GROUP_SIZE, sizeof work_group, &work_group, nullptr);
+    if (status == CL_SUCCESS)
+        status = clGetKernelWorkGroupInfo(k, device_, CL_KERNEL_LOCAL_MEM_SIZE, sizeof local, &local, nullptr);
+    if (status == CL_SUCCESS)
+        status = clGetKernelWorkGroupInfo(k, device_, CL_KERNEL_PRIVATE_MEM_SIZE, sizeof priv, &priv, nullptr);
+    if (status != CL_SUCCESS)
+        return make_error(fmt::format("clGetKernelWorkGroupInfo('{}') failed: {}", it->second.name, error_text(status)));
+    KernelAttributes attrs;
+    attrs.registers = -1;  // OpenCL has no query for registers
+    attrs.shared_bytes = static_cast<int64_t>(local);
+    attrs.local_bytes = static_cast<int64_t>(priv);
+    attrs.max_threads = static_cast<unsigned>(work_group);
+    return attrs;
+}
+
+void OpenclDevice::release_module(uint32_t module) {
+    auto it = modules_.find(module);
+    if (it == modules_.end()) return;
+    // Kernels die with their module, as CUDA functions die with cuModuleUnload.
+    for (auto k = kernels_.begin(); k != kernels_.end();) {
+        if (k->second.module == module) {
+            clReleaseKernel(k->second.kernel);
+            k = kernels_.erase(k);
+        } else {
+            ++k;
+        }
+    }
+    clReleaseProgram(it->second);
+    modules_.erase(it);
+}
+
+Expected<BufferHandle> OpenclDevice::allocate(uint64_t bytes) {
+    cl_int status = CL_SUCCESS;
+    cl_mem mem = clCreateBuffer(context_, CL_MEM_READ_WRITE, bytes, nullptr, &status);
+    if (status != CL_SUCCESS)
+        return make_error(fmt::format("clCreateBuffer({} bytes) failed: {}", bytes, error_text(note(status))));
+    const uint32_t id = next_id();
+    buffers_[id] = BufferEntry{mem, bytes, {}};
+    return BufferHandle{id};
+}
+
+void OpenclDevice::release(BufferHandle buffer) {
+    auto it = buffers_.find(buffer.id);
+    if (it == buffers_.end()) return;
+    for (auto& [offset, view] : it->second.views) clReleaseMemObject(view);
+    clReleaseMemObject(it->second.mem);
+    buffers_.erase(it);
+}
+
+Expected<OpenclDevice::BufferEntry*> OpenclDevice::find_buffer(BufferHandle handle, uint64_t offset, uint64_t bytes,
+                                                               const char* what) {
+    auto it = buffers_.find(handle.id);
+    if (it == buffers_.end()) return make_error(fmt::format("{}: unknown OpenCL buffer handle {}", what, handle.id));
+    if (offset > it->second.bytes || bytes > it->second.bytes - offset)
+        return make_error(fmt::format("{}: {} bytes at offset {} exceed buffer {} of {} bytes", what, bytes, offset,
+                                      handle.id, it->second.bytes));
+    return &it->second;
+}
+
+Expected<void> OpenclDevice::upload(BufferHandle dst, uint64_t offset, const void* src, uint64_t bytes) {
+    auto buffer = find_buffer(dst, offset, bytes, "upload");
+    if (!buffer) return buffer.error();
+    if (bytes == 0) return {};
+    cl_int status = clEnqueueWriteBuffer(queue_, (*buffer)->mem, CL_TRUE, offset, bytes, src, 0, nullptr, nullptr);
+    if (status != CL_SUCCESS) return make_error(fmt::format("clEnqueueWriteBuffer failed: {}", error_text(note(status))));
+    return {};
+}
+
+Expected<void> OpenclDevice::download(BufferHandle src, uint64_t offset, void* dst, uint64_t bytes) {
+    auto buffer = find_buffer(src, offset, bytes, "download");
+    if (!buffer) return buffer.error();
+    if (bytes == 0) return {};
+    cl_int status = clEnqueueReadBuffer(queue_, (*buffer)->mem, CL_TRUE, offset, bytes, dst, 0, nullptr, nullptr);
+    if (status != CL_SUCCESS) return make_error(fmt::format("clEnqueueReadBuffer failed: {}", error_text(note(status))));
+    return {};
+}
+
+Expected<void> OpenclDevice::copy(BufferHandle dst, BufferHandle src, uint64_t bytes) {
+    auto to = find_buffer(dst, 0, bytes, "copy destination");
+    if (!to) return to.error();
+    auto from = find_buffer(src, 0, bytes, "copy source");
+    if (!from) return from.error();
+    if (bytes == 0) return {};
+    cl_int status = clEnqueueCopyBuffer(queue_, (*from)->mem, (*to)->mem, 0, 0, bytes, 0, nullptr, nullptr);
+    if (status == CL_SUCCESS) status = clFinish(queue_);
+    if (status != CL_SUCCESS) return make_error(fmt::format("clEnqueueCopyBuffer failed: {}", error_text(note(status))));
+    return {};
+}
+
+}  // namespace kevo::opencl

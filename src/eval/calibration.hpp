@@ -1,0 +1,65 @@
+// Device ceilings: streaming bandwidth against working-set size and FP32 FMA throughput,
+// measured once per device and driver and cached; a datasheet table is the fallback.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.hpp"
+#include "core/expected.hpp"
+
+namespace kevo {
+
+struct Datasheet {
+    std::string name;          // as matched
+    double bandwidth_gbs = 0;  // vendor peak memory bandwidth
+    double fp32_gflops = 0;    // vendor peak FP32 (FMA counted as 2 FLOP)
+};
+
+// Case-insensitive substring match against a table of NVIDIA datacenter and consumer GPUs and
+// Apple M1-M4 (the Metal-Sci devices).
+std::optional<Datasheet> datasheet_for(const std::string& device_name);
+
+struct BandwidthPoint {
+    double working_set_bytes = 0;  // bytes read + written by one pass
+    double copy_gbs = 0;           // (read + write) bytes / median time
+    double triad_gbs = 0;
+};
+
+struct Calibration {
+    std::string device_key;          // backend/name/driver: the cache key
+    std::string device_name;
+    std::string source;              // "measured" | "datasheet"
+    std::vector<BandwidthPoint> curve;  // ascending working sets
+    double bandwidth_gbs = 0;        // streaming bandwidth far above the last-level cache
+    double fp32_gflops = 0;          // FMA-chain throughput
+    std::optional<Datasheet> datasheet;
+    std::string measured_at;         // ISO-8601 UTC
+
+    // The best of copy and triad at this working set, log-interpolated along the curve; clamped
+    // to the curve's ends. Falls back to bandwidth_gbs without a curve.
+    double bandwidth_at(double working_set_bytes) const;
+};
+
+nlohmann::json to_json(const Calibration& c);
+Expected<Calibration> calibration_from_json(const nlohmann::json& j);
+
+std::string calibration_key(const DeviceInfo& info);
+std::optional<Calibration> load_cached_calibration(const DeviceInfo& info);
+Expected<void> store_calibration(const Calibration& c);
+// A calibration from the datasheet alone, when the device is in the table.
+std::optional<Calibration> datasheet_calibration(const DeviceInfo& info);
+
+struct CalibrationOptions {
+    bool quick = false;  // fewer points and repeats: for an automatic first-use calibration
+    std::function<void(const std::string&)> progress;  // one line per step, may be empty
+};
+
+// Runs the copy, triad and FMA kernels (src/eval/kernels/calibrate.{cu,cl}) on the device.
+Expected<Calibration> measure_calibration(Device& device, const CalibrationOptions& options);
+
+}  // namespace kevo

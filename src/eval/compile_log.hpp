@@ -1,0 +1,17 @@
+// Turns compiler logs (NVRTC's `candidate.cu(12): error: ...`, clang/PoCL's and NVIDIA OpenCL's
+// `<source>:12:5: error: ...`, PoCL 3's `error: /tmp/x.cl:12:5: ...`) into line/column/message records for feedback.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+#include "eval/eval_types.hpp"
+
+namespace kevo {
+
+std::vector<CompileMessage> parse_compile_log(std::string_view log);
+
+// The first `max_lines` lines of a log, for diagnostics that stay readable.
+std::string log_head(std::string_view log, size_t max_lines = 30);
+
+}  // namespace kevo

@@ -1,0 +1,52 @@
+// See compile_stage.hpp.
+#include "eval/compile_stage.hpp"
+
+#include <fmt/format.h>
+
+#include "eval/compile_log.hpp"
+
+namespace kevo {
+
+Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest& request, const CompileFn& compile) {
+    CompileStage out;
+    auto reject = [&](std::string why) {
+        out.verdict = Verdict::rejected;
+        out.diagnostics = std::move(why);
+        return out;
+    };
+    auto directives = parse_directives(request.source);
+    if (!directives) return reject("launch directive: " + directives.error().message);
+    out.directives = *directives;
+    for (const auto& l : out.directives.launches) {
+        bool known = false;
+        for (const auto& k : spec.kernels) known |= k.name == l.kernel;
+        if (!known)
+            return reject(fmt::format("line {}: launch directive names '{}', which is not a kernel of task {}", l.line,
+                                      l.kernel, spec.name));
+    }
+    auto knobs = knob_values(out.directives, request.defines);
+    if (!knobs) return reject(knobs.error().message);
+    out.knobs = *knobs;
+    std::vector<std::string> defines;
+    for (const auto& [name, value] : out.knobs) defines.push_back(name + "=" + value);
+
+    auto outcome = compile(request.source, defines);
+    if (!outcome) return outcome.error();
+    out.module = outcome->module;
+    out.log = outcome->log;
+    out.seconds = outcome->seconds;
+    out.messages = parse_compile_log(outcome->log);
+    if (!out.module) {
+        std::string first;
+        for (const auto& m : out.messages)
+            if (m.severity == "error") {
+                first = fmt::format("line {}: {}\n", m.line, m.message);
+                break;
+            }
+        out.verdict = Verdict::compile_error;
+        out.diagnostics = first + log_head(outcome->log);
+    }
+    return out;
+}
+
+}  // namespace kevo

@@ -1,0 +1,34 @@
+// Directives, knob values and compilation: the part of the cascade that needs no device when the
+// compiler works offline (NVRTC), shared by full evaluations and `kevo eval --compile-only`.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "eval/directives.hpp"
+#include "eval/eval_types.hpp"
+#include "task/task.hpp"
+
+namespace kevo {
+
+using CompileFn = std::function<Expected<CompileOutcome>(const std::string& source, const std::vector<std::string>& defines)>;
+
+struct CompileStage {
+    std::optional<Verdict> verdict;  // set when the candidate failed here
+    std::string diagnostics;
+    Directives directives;
+    std::map<std::string, std::string> knobs;  // values in force
+    std::optional<uint32_t> module;
+    std::string log;
+    double seconds = 0;
+    std::vector<CompileMessage> messages;
+};
+
+// Errors are environment faults of the compiler itself (cannot be loaded, ...).
+Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest& request, const CompileFn& compile);
+
+}  // namespace kevo

@@ -1,0 +1,205 @@
+// Parser and resolver for `// kevo:` launch and tune directives (see directives.hpp).
+#include "eval/directives.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace kevo {
+
+namespace {
+
+std::vector<std::string> split(std::string_view text, char sep) {
+    std::vector<std::string> parts;
+    size_t start = 0;
+    while (true) {
+        const size_t pos = text.find(sep, start);
+        parts.emplace_back(text.substr(start, pos == std::string_view::npos ? std::string_view::npos : pos - start));
+        if (pos == std::string_view::npos) break;
+        start = pos + 1;
+    }
+    return parts;
+}
+
+bool is_identifier(std::string_view s) {
+    if (s.empty() || !(std::isalpha(static_cast<unsigned char>(s[0])) || s[0] == '_')) return false;
+    return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+}
+
+std::optional<uint64_t> parse_positive(std::string_view s) {
+    uint64_t v = 0;
+    auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (ec != std::errc() || ptr != s.data() + s.size() || v == 0) return std::nullopt;
+    return v;
+}
+
+Expected<void> parse_launch(std::istringstream& words, int line, Directives& out) {
+    LaunchDirective d;
+    d.line = line;
+    if (!(words >> d.kernel) || !is_identifier(d.kernel))
+        return make_error(fmt::format("line {}: `kevo: launch` needs a kernel name, e.g. `// kevo: launch heat_step block=32,8`", line));
+    std::string item;
+    while (words >> item) {
+        const auto eq = item.find('=');
+        if (eq == std::string::npos)
+            return make_error(fmt::format("line {}: `{}` is not KEY=VALUE; expected block=, per_thread= or grid=", line, item));
+        const std::string key = item.substr(0, eq);
+        auto parts = split(std::string_view(item).substr(eq + 1), ',');
+        if (parts.empty() || parts.size() > 3)
+            return make_error(fmt::format("line {}: {} takes 1 to 3 comma-separated values", line, key));
+        for (const auto& p : parts)
+            if (!parse_positive(p) && !is_identifier(p))
+                return make_error(fmt::format("line {}: {} value '{}' is neither a positive integer nor a knob name", line, key, p));
+        if (key == "block") d.block = parts;
+        else if (key == "per_thread") d.per_thread = parts;
+        else if (key == "grid") d.grid = parts;
+        else return make_error(fmt::format("line {}: unknown launch key '{}'; expected block, per_thread or grid", line, key));
+    }
+    for (const auto& existing : out.launches)
+        if (existing.kernel == d.kernel)
+            return make_error(fmt::format("line {}: kernel '{}' already has a launch directive (line {})", line, d.kernel, existing.line));
+    out.launches.push_back(std::move(d));
+    return {};
+}
+
+Expected<void> parse_tune(std::istringstream& words, int line, Directives& out) {
+    TuneKnob k;
+    k.line = line;
+    if (!(words >> k.name) || !is_identifier(k.name))
+        return make_error(fmt::format("line {}: `kevo: tune` needs a knob name, e.g. `// kevo: tune TILE 16 32 64`", line));
+    std::string value;
+    while (words >> value) {
+        const bool plain = std::all_of(value.begin(), value.end(), [](char c) {
+            return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+        });
+        if (!plain) return make_error(fmt::format("line {}: knob {} value '{}' may hold only letters, digits, '_', '.', '-'", line, k.name, value));
+        k.values.push_back(value);
+    }
+    if (k.values.empty()) return make_error(fmt::format("line {}: knob {} lists no values", line, k.name));
+    for (const auto& existing : out.knobs)
+        if (existing.name == k.name)
+            return make_error(fmt::format("line {}: knob {} is declared twice (first on line {})", line, k.name, existing.line));
+    out.knobs.push_back(std::move(k));
+    return {};
+}
+
+Expected<Dim3> resolve_dim(const std::vector<std::string>& parts, const std::map<std::string, std::string>& knobs,
+                           const std::string& kernel, const char* key) {
+    uint64_t v[3] = {1, 1, 1};
+    for (size_t i = 0; i < parts.size(); ++i) {
+        std::string text = parts[i];
+        if (auto it = knobs.find(text); it != knobs.end()) text = it->second;
+        else if (is_identifier(text))
+            return make_error(fmt::format("{} of '{}' names '{}', which is not a declared knob", key, kernel, parts[i]));
+        auto value = parse_positive(text);
+        if (!value) return make_error(fmt::format("{} of '{}': '{}' is not a positive integer", key, kernel, text));
+        v[i] = *value;
+    }
+    return Dim3{v[0], v[1], v[2]};
+}
+
+}  // namespace
+
+Expected<Directives> parse_directives(std::string_view source) {
+    Directives out;
+    std::istringstream lines{std::string(source)};
+    std::string text;
+    int line = 0;
+    while (std::getline(lines, text)) {
+        ++line;
+        const auto slash = text.find("//");
+        if (slash == std::string::npos) continue;
+        auto rest = std::string_view(text).substr(slash + 2);
+        while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front()))) rest.remove_prefix(1);
+        if (!rest.starts_with("kevo:")) continue;
+        std::istringstream words{std::string(rest.substr(5))};
+        std::string verb;
+        words >> verb;
+        Expected<void> parsed = verb == "launch" ? parse_launch(words, line, out)
+                              : verb == "tune"   ? parse_tune(words, line, out)
+                                                 : Expected<void>(make_error(fmt::format(
+                                                       "line {}: unknown directive `kevo: {}`; expected `kevo: launch` or `kevo: tune`", line, verb)));
+        if (!parsed) return parsed.error();
+    }
+    return out;
+}
+
+Expected<std::map<std::string, std::string>> knob_values(const Directives& d,
+                                                         const std::map<std::string, std::string>& overrides) {
+    std::map<std::string, std::string> values;
+    for (const auto& k : d.knobs) values[k.name] = k.values.front();
+    for (const auto& [name, value] : overrides) {
+        if (!values.count(name)) {
+            std::vector<std::string> declared;
+            for (const auto& k : d.knobs) declared.push_back(k.name);
+            return make_error(fmt::format("knob '{}' is not declared by the candidate (declared: {})", name,
+                                          declared.empty() ? std::string("none") : fmt::format("{}", fmt::join(declared, ", "))));
+        }
+        values[name] = value;
+    }
+    return values;
+}
+
+Expected<Geometry> resolve_geometry(const Directives& d, const KernelSpec& kernel,
+                                    const std::map<std::string, std::string>& knobs) {
+    Geometry g{kernel.default_block, Dim3{}, std::nullopt};
+    auto it = std::find_if(d.launches.begin(), d.launches.end(), [&](const auto& l) { return l.kernel == kernel.name; });
+    if (it == d.launches.end()) return g;
+    if (!it->block.empty()) {
+        auto block = resolve_dim(it->block, knobs, kernel.name, "block");
+        if (!block) return block.error();
+        g.block = *block;
+    }
+    if (!it->per_thread.empty()) {
+        auto per_thread = resolve_dim(it->per_thread, knobs, kernel.name, "per_thread");
+        if (!per_thread) return per_thread.error();
+        g.per_thread = *per_thread;
+    }
+    if (!it->grid.empty()) {
+        auto grid = resolve_dim(it->grid, knobs, kernel.name, "grid");
+        if (!grid) return grid.error();
+        g.grid = *grid;
+    }
+    return g;
+}
+
+Dim3 grid_for(const Geometry& g, const Dim3& domain) {
+    if (g.grid) return *g.grid;
+    auto blocks = [](uint64_t cells, uint64_t per_thread, uint64_t block) {
+        const uint64_t threads = (cells + per_thread - 1) / per_thread;
+        return std::max<uint64_t>(1, (threads + block - 1) / block);
+    };
+    return {blocks(domain.x, g.per_thread.x, g.block.x), blocks(domain.y, g.per_thread.y, g.block.y),
+            blocks(domain.z, g.per_thread.z, g.block.z)};
+}
+
+Expected<void> validate_geometry(const std::string& kernel, const Geometry& g, const DeviceInfo& device,
+                                 const KernelAttributes& attributes) {
+    const uint64_t threads = g.block.volume();
+    if (device.max_threads_per_block && threads > device.max_threads_per_block)
+        return make_error(fmt::format("block {} of '{}' has {} threads; the device allows at most {}",
+                                      describe(g.block, 3), kernel, threads, device.max_threads_per_block));
+    if (attributes.max_threads && threads > attributes.max_threads)
+        return make_error(fmt::format("block {} of '{}' has {} threads; the compiled kernel allows at most {} "
+                                      "(registers: {}, shared bytes: {})",
+                                      describe(g.block, 3), kernel, threads, attributes.max_threads,
+                                      attributes.registers, attributes.shared_bytes));
+    const uint64_t b[3] = {g.block.x, g.block.y, g.block.z};
+    for (int i = 0; i < 3; ++i)
+        if (device.max_block[i] && b[i] > device.max_block[i])
+            return make_error(fmt::format("block {} of '{}': axis {} is {}; the device allows at most {}",
+                                          describe(g.block, 3), kernel, "xyz"[i], b[i], device.max_block[i]));
+    return {};
+}
+
+std::string describe(const Dim3& d, unsigned dims) {
+    if (dims <= 1 && d.y == 1 && d.z == 1) return fmt::format("{}", d.x);
+    if (dims <= 2 && d.z == 1) return fmt::format("{}x{}", d.x, d.y);
+    return fmt::format("{}x{}x{}", d.x, d.y, d.z);
+}
+
+}  // namespace kevo

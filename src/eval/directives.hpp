@@ -1,0 +1,65 @@
+// The launch contract a candidate declares in comments (DESIGN.md "Launch contract"):
+//   // kevo: launch heat_step block=32,8 per_thread=1,4 grid=264
+//   // kevo: tune TILE 16 32 64        (first value is the default; passed as -DTILE=value)
+// Parsing is syntax only; resolve_geometry substitutes knob values and fills task defaults.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "core/expected.hpp"
+#include "task/task.hpp"
+
+namespace kevo {
+
+struct LaunchDirective {
+    std::string kernel;
+    // Raw components: integers or knob names, 1 to 3 each; empty when not given.
+    std::vector<std::string> block, per_thread, grid;
+    int line = 0;
+};
+
+struct TuneKnob {
+    std::string name;
+    std::vector<std::string> values;  // first is the default
+    int line = 0;
+};
+
+struct Directives {
+    std::vector<LaunchDirective> launches;
+    std::vector<TuneKnob> knobs;
+};
+
+// Errors name the line and what was expected; they make a candidate "rejected".
+Expected<Directives> parse_directives(std::string_view source);
+
+// Knob values in force: each knob's default unless overridden. Overriding a knob the source does
+// not declare is an error (a typo would otherwise silently do nothing).
+Expected<std::map<std::string, std::string>> knob_values(const Directives& d,
+                                                         const std::map<std::string, std::string>& overrides);
+
+struct Geometry {
+    Dim3 block;
+    Dim3 per_thread;
+    std::optional<Dim3> grid;  // fixed block count, when declared
+};
+
+// The geometry of one kernel: the task default unless the candidate declares its own.
+Expected<Geometry> resolve_geometry(const Directives& d, const KernelSpec& kernel,
+                                    const std::map<std::string, std::string>& knobs);
+
+// Blocks per axis for a launch domain: ceil(ceil(domain / per_thread) / block), or the fixed grid.
+Dim3 grid_for(const Geometry& g, const Dim3& domain);
+
+// Checks a geometry against the device's limits and the compiled kernel's maximum block size.
+// The message says which limit and by how much.
+Expected<void> validate_geometry(const std::string& kernel, const Geometry& g, const DeviceInfo& device,
+                                 const KernelAttributes& attributes);
+
+std::string describe(const Dim3& d, unsigned dims);
+
+}  // namespace kevo

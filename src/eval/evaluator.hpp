@@ -1,0 +1,40 @@
+// The parent side of evaluation: the static scan, then the worker under deadlines. Returns an
+// EvalResult for anything a candidate does (timeouts and crashes included); an Error only for
+// environment faults (no device, worker cannot start, unknown task).
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "eval/calibration.hpp"
+#include "eval/eval_types.hpp"
+#include "eval/worker_client.hpp"
+
+namespace kevo {
+
+struct EvaluatorOptions {
+    std::string backend = "opencl";
+    int device = 0;
+    std::string offline_arch;      // non-empty: compile-only, no device (NVRTC)
+    std::string worker_executable; // the kevo binary (empty: this process's own binary)
+    double launch_timeout_s = 20;  // per launch of a run, on top of the whole-candidate deadline
+    std::function<void(const std::string&)> progress;  // stage lines for humans; may be empty
+};
+
+class Evaluator {
+public:
+    explicit Evaluator(EvaluatorOptions options);
+
+    Expected<DeviceInfo> device();
+    // compile_only: static scan, directives and compilation; nothing runs.
+    Expected<EvalResult> evaluate(const EvalRequest& request, bool compile_only = false);
+    Expected<Calibration> calibrate(bool quick);
+    int worker_restarts() const { return client_.restarts(); }
+
+private:
+    EvaluatorOptions options_;
+    WorkerClient client_;
+};
+
+}  // namespace kevo

@@ -1,0 +1,48 @@
+// The evaluation cascade as it runs inside the worker process, next to the device: directives,
+// compile, resources, correctness on every selected size (two trials each), timing, re-check,
+// score. Candidate faults end as a verdict in the EvalResult; nothing here throws for them.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.hpp"
+#include "eval/calibration.hpp"
+#include "eval/eval_types.hpp"
+#include "eval/reference_cache.hpp"
+
+namespace kevo {
+
+class Runner {
+public:
+    // `emit` receives progress events ({"event":"stage",...}) that the parent uses for deadlines.
+    Runner(Device& device, ReferenceCache& references, std::function<void(const nlohmann::json&)> emit);
+
+    EvalResult evaluate(const EvalRequest& request, const Calibration& ceilings);
+
+private:
+    struct Compiled {
+        uint32_t module = 0;
+        std::string log;
+        double seconds = 0;
+        bool ok = false;
+    };
+
+    Device& device_;
+    ReferenceCache& references_;
+    std::function<void(const nlohmann::json&)> emit_;
+    std::map<std::string, Compiled> compiled_;  // keyed by hash of (source, defines)
+    std::optional<uint32_t> flush_kernel_;
+    std::optional<BufferHandle> flush_buffer_;
+    uint64_t flush_elements_ = 0;
+
+    Expected<Compiled> compile(const std::string& source, const std::vector<std::string>& defines);
+    Expected<void> flush_cache();
+    void stage(const char* name, const std::string& size = {}, const char* trial = nullptr, size_t launches = 0);
+};
+
+}  // namespace kevo

@@ -1,0 +1,51 @@
+// Lookup over the generated task list (see registry.hpp).
+#include "task/registry.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace kevo {
+
+const char* trial_name(Trial trial) { return trial == Trial::nominal ? "nominal" : "outlier"; }
+
+size_t elem_size(ElemType type) {
+    switch (type) {
+        case ElemType::f32: return 4;
+        case ElemType::u32: return 4;
+        case ElemType::i8: return 1;
+    }
+    return 1;
+}
+
+int64_t SizeSpec::param(const std::string& name) const {
+    for (const auto& [key, value] : params)
+        if (key == name) return value;
+    assert(false && "size parameter missing");
+    return 0;
+}
+
+std::vector<std::string> task_names() {
+    std::vector<std::pair<int, std::string>> ordered;
+    for (const auto& entry : task_entries()) ordered.emplace_back(entry.make()->spec().order, std::string(entry.name));
+    std::sort(ordered.begin(), ordered.end());
+    std::vector<std::string> names;
+    for (auto& [order, name] : ordered) names.push_back(name);
+    return names;
+}
+
+Expected<std::unique_ptr<Task>> make_task(const std::string& name) {
+    for (const auto& entry : task_entries())
+        if (entry.name == name) return entry.make();
+    return make_error(fmt::format("unknown task '{}'; the suite has: {}", name, fmt::join(task_names(), ", ")));
+}
+
+std::string task_source_hash(const std::string& name) {
+    for (const auto& entry : task_entries())
+        if (entry.name == name) return std::string(entry.source_hash);
+    return {};
+}
+
+}  // namespace kevo

@@ -1,0 +1,130 @@
+// The task model: what a task declares (spec), how it builds one size's problem (a Case: buffers,
+// constants and the launch plan), its CPU reference and its check. One task = one folder under
+// tasks/, holding a class that implements Task and a factory `make_<name>_task()`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backend/backend.hpp"
+
+namespace kevo {
+
+enum class Bound { bandwidth, compute };
+
+struct SizeSpec {
+    std::string label;  // "256x256x50"
+    bool heldout = false;
+    std::vector<std::pair<std::string, int64_t>> params;  // named integers: nx, ny, steps, ...
+
+    int64_t param(const std::string& name) const;  // asserts the name exists
+};
+
+struct KernelSpec {
+    std::string name;
+    std::string cuda_signature;    // as it must appear in seed.cu
+    std::string opencl_signature;  // as it must appear in seed.cl
+    unsigned dims = 1;             // dimensionality of its launch domain
+    Dim3 default_block;
+};
+
+struct TaskSpec {
+    std::string name;
+    std::string regime;      // "R1 stencil"
+    int order = 0;           // position in the suite's listing
+    Bound bound = Bound::bandwidth;
+    std::string model;       // "8 B per cell per step"
+    std::string tolerance;   // human-readable check rule
+    std::vector<KernelSpec> kernels;
+    std::map<std::string, std::vector<SizeSpec>> profiles;  // "small" | "paper" | "large"
+};
+
+enum class Trial { nominal, outlier };
+const char* trial_name(Trial trial);
+
+enum class ElemType { f32, u32, i8 };
+size_t elem_size(ElemType type);
+
+// input: read by kernels, must be unchanged afterwards (checksummed).
+// state: the initial state, restored before every run; kernels may overwrite it.
+// output: poisoned with NaN (0xFF bytes for integer data) before every run.
+enum class BufferRole { input, state, output };
+
+struct HostBuffer {
+    std::string name;
+    BufferRole role = BufferRole::input;
+    ElemType type = ElemType::f32;
+    std::vector<std::byte> data;  // initial contents; for outputs only its size matters
+
+    size_t bytes() const { return data.size(); }
+    template <class T> T* as() { return reinterpret_cast<T*>(data.data()); }
+    template <class T> const T* as() const { return reinterpret_cast<const T*>(data.data()); }
+    template <class T> size_t count() const { return data.size() / sizeof(T); }
+};
+
+// Makes a buffer of `count` elements of T, zero-filled.
+template <class T>
+HostBuffer make_buffer(std::string name, BufferRole role, ElemType type, size_t count) {
+    HostBuffer b{std::move(name), role, type, {}};
+    b.data.resize(count * sizeof(T));
+    return b;
+}
+
+struct ArgRef {
+    enum class Kind { buffer, f32, u32 };
+    Kind kind = Kind::u32;
+    int buffer = -1;
+    float f32 = 0;
+    uint32_t u32 = 0;
+
+    static ArgRef buf(int index) { return {Kind::buffer, index, 0, 0}; }
+    static ArgRef f(float v) { return {Kind::f32, -1, v, 0}; }
+    static ArgRef u(uint32_t v) { return {Kind::u32, -1, 0, v}; }
+};
+
+struct LaunchSpec {
+    std::string kernel;
+    std::vector<ArgRef> args;
+    Dim3 domain;  // cells (work items at one cell per thread); the host derives the grid
+};
+
+// Everything one size needs for one trial. Built deterministically from (size, seed, trial).
+struct Case {
+    std::vector<HostBuffer> buffers;
+    std::vector<LaunchSpec> launches;   // one timed run
+    std::vector<int> results;           // indices of the buffers checked against the reference
+    std::map<std::string, double> constants;  // the constants in force (shown in diagnostics)
+    double work = 0;                    // bytes (bandwidth-bound) or FLOPs (compute-bound) of one run
+    double working_set_bytes = 0;       // distinct bytes touched, for the workload ceiling
+};
+
+// The expected contents of Case::results, in the same order.
+struct Reference {
+    std::vector<std::vector<std::byte>> results;
+};
+
+struct CheckResult {
+    bool pass = false;
+    std::string kind;        // "max_abs", "nan", "bit_exact", "statistical", ...
+    double error = 0;
+    double tolerance = 0;
+    int64_t worst_index = -1;
+    std::string message;     // human-readable: where and by how much
+};
+
+class Task {
+public:
+    virtual ~Task() = default;
+    virtual const TaskSpec& spec() const = 0;
+    virtual Case make_case(const SizeSpec& size, uint64_t seed, Trial trial) const = 0;
+    virtual Reference reference(const SizeSpec& size, const Case& c) const = 0;
+    virtual CheckResult check(const SizeSpec& size, const Case& c, const Reference& ref,
+                              const std::vector<std::vector<std::byte>>& outputs) const = 0;
+};
+
+}  // namespace kevo

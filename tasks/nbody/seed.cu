@@ -1,0 +1,30 @@
+// nbody seed (naive on purpose): one body per thread, every other body read straight from global memory.
+// kevo: tune BLOCK 128 64 256 512
+// kevo: launch nbody_step block=BLOCK
+#ifndef BLOCK
+#define BLOCK 128
+#endif
+
+extern "C" __global__ void nbody_step(const float4* pos_in, float4* pos_out, const float4* vel_in, float4* vel_out, const float* mass, unsigned n, float dt, float eps, float G)
+{
+    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;  // the grid is rounded up to whole blocks
+    const float4 p = pos_in[i];
+    const float eps2 = eps * eps;
+    float ax = 0.0f, ay = 0.0f, az = 0.0f;
+    for (unsigned j = 0; j < n; ++j) {
+        const float4 q = pos_in[j];
+        const float dx = q.x - p.x, dy = q.y - p.y, dz = q.z - p.z;
+        const float r2 = dx * dx + dy * dy + dz * dz + eps2;  // j == i adds nothing: dx = dy = dz = 0
+        const float s = mass[j] / (r2 * sqrtf(r2));
+        ax += s * dx;
+        ay += s * dy;
+        az += s * dz;
+    }
+    float4 v = vel_in[i];
+    v.x += G * ax * dt;
+    v.y += G * ay * dt;
+    v.z += G * az * dt;
+    vel_out[i] = v;
+    pos_out[i] = make_float4(p.x + v.x * dt, p.y + v.y * dt, p.z + v.z * dt, p.w);
+}

@@ -1,0 +1,13 @@
+// FAULT: ignores the alpha parameter and uses the nominal 0.20f (right in the nominal trial, wrong in the outlier one).
+extern "C" __global__ void heat_step(const float* u_in, float* u_out, unsigned nx, unsigned ny, float alpha) {
+    const unsigned x = blockIdx.x * blockDim.x + threadIdx.x;
+    const unsigned y = blockIdx.y * blockDim.y + threadIdx.y;
+    if (x >= nx || y >= ny) return;
+    const size_t i = (size_t)y * nx + x;
+    if (x == 0 || y == 0 || x == nx - 1 || y == ny - 1) {
+        u_out[i] = u_in[i];
+        return;
+    }
+    const float c = u_in[i];
+    u_out[i] = c + 0.20f * (u_in[i - 1] + u_in[i + 1] + u_in[i - nx] + u_in[i + nx] - 4.0f * c);
+}

@@ -1,0 +1,78 @@
+// Test helper: runs the real kevo binary (KEVO_BINARY) with arguments and captures its exit
+// status, stdout, stderr and wall time. Used by the CLI and fault-candidate tests.
+#pragma once
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "backend/registry.hpp"
+
+extern char** environ;
+
+namespace kevo::test {
+
+struct ProcessResult {
+    int exit_code = -1;
+    std::string out, err;
+    double seconds = 0;
+    nlohmann::json json() const { return nlohmann::json::parse(out, nullptr, false); }
+};
+
+inline std::string slurp(const std::string& path) {
+    std::ifstream in(path);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+inline ProcessResult run_kevo(const std::vector<std::string>& args) {
+    static int counter = 0;
+    const std::string base = ::testing::TempDir() + "kevo_proc_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
+    const std::string out_path = base + ".out", err_path = base + ".err";
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    std::vector<std::string> all = {KEVO_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ProcessResult r;
+    const auto start = std::chrono::steady_clock::now();
+    pid_t pid = -1;
+    if (posix_spawn(&pid, KEVO_BINARY, &actions, nullptr, argv.data(), environ) == 0) {
+        int status = 0;
+        ::waitpid(pid, &status, 0);
+        r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+    posix_spawn_file_actions_destroy(&actions);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    r.out = slurp(out_path);
+    r.err = slurp(err_path);
+    std::remove(out_path.c_str());
+    std::remove(err_path.c_str());
+    return r;
+}
+
+inline std::string candidate(const std::string& name) { return std::string(KEVO_CANDIDATES_DIR) + "/" + name; }
+
+inline bool has_device(const std::string& backend) {
+    auto b = make_backend(backend);
+    return b && !b->probe().empty();
+}
+
+}  // namespace kevo::test

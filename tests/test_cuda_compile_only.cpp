@@ -1,0 +1,74 @@
+// The CUDA compile stage without a GPU: every CUDA seed and fault candidate goes through the static
+// scan and NVRTC (`kevo eval --compile-only --backend cuda`), and gets the right verdict.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "kevo_process.hpp"
+#include "task/registry.hpp"
+
+using kevo::test::run_kevo;
+
+namespace {
+
+bool nvrtc_available(std::string* why) {
+    auto cuda = kevo::make_backend("cuda");
+    auto r = cuda->compile_offline("extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }", {}, "sm_90");
+    if (!r) *why = r.error().message;
+    return r.has_value();
+}
+
+std::string write_temp(const std::string& name, std::string_view text) {
+    const std::string path = ::testing::TempDir() + name;
+    std::ofstream(path) << text;
+    return path;
+}
+
+TEST(CudaCompileOnly, EverySeedCompiles) {
+    std::string why;
+    if (!nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+    for (const auto& task : kevo::task_names()) {
+        const auto path = write_temp(task + "_seed.cu", kevo::task_file(task, "seed.cu"));
+        const auto r = run_kevo({"eval", task, path, "--backend", "cuda", "--compile-only", "--json"});
+        const auto doc = r.json();
+        ASSERT_TRUE(doc.is_object()) << r.out << r.err;
+        EXPECT_EQ(doc["verdict"], "ok") << task << ": " << doc.dump(2);
+        EXPECT_EQ(r.exit_code, 0);
+    }
+}
+
+TEST(CudaCompileOnly, FaultCandidatesGetCompileStageVerdicts) {
+    std::string why;
+    if (!nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+    int checked = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(KEVO_CANDIDATES_DIR)) {
+        if (entry.path().extension() != ".cu") continue;
+        const std::string name = entry.path().stem().string();
+        const std::string task = name.substr(0, name.find('_'));
+        const auto r = run_kevo({"eval", task, entry.path().string(), "--backend", "cuda", "--compile-only", "--json"});
+        const auto doc = r.json();
+        ASSERT_TRUE(doc.is_object()) << name << ": " << r.out << r.err;
+        std::string expected = "ok";
+        if (name.ends_with("_compile_error")) expected = "compile_error";
+        if (name.ends_with("_include")) expected = "rejected";
+        EXPECT_EQ(doc["verdict"], expected) << name << ": " << doc.dump(2);
+        EXPECT_EQ(r.exit_code, expected == "ok" ? 0 : 1) << name;
+        if (expected == "compile_error") {
+            bool line4 = false;
+            for (const auto& m : doc["compile_messages"]) line4 |= m["line"] == 4;
+            EXPECT_TRUE(line4) << doc.dump(2);
+        }
+        if (expected == "rejected") EXPECT_EQ(r.out.find("root:"), std::string::npos);
+        if (name.ends_with("_first_call_only")) {
+            bool flagged = false;
+            for (const auto& w : doc["warnings"]) flagged |= w.get<std::string>().find("mutable device global") != std::string::npos;
+            EXPECT_TRUE(flagged) << "the static scan should flag the device global: " << doc.dump(2);
+        }
+        ++checked;
+    }
+    EXPECT_GE(checked, 10);
+}
+
+}  // namespace

@@ -1,0 +1,154 @@
+// The command-line contract (CLI.md) through the real binary: seeds evaluate ok with a score in
+// text and JSON form, exit statuses, `kevo tasks --json`, `kevo show`, `kevo devices --json`.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "kevo_process.hpp"
+#include "task/registry.hpp"
+
+using kevo::test::has_device;
+using kevo::test::run_kevo;
+
+namespace {
+
+std::string seed_file(const std::string& task, const std::string& suffix) {
+    const std::string path = ::testing::TempDir() + task + "_seed." + suffix;
+    std::ofstream(path) << kevo::task_file(task, "seed." + suffix);
+    return path;
+}
+
+class SeedEvaluates : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(SeedEvaluates, OkWithScoreAsJson) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const std::string task = GetParam();
+    const auto r = run_kevo({"eval", task, seed_file(task, "cl"), "--backend", "opencl", "--profile", "small", "--json",
+                             "--warmup", "1", "--repeat", "3"});
+    const auto doc = r.json();
+    ASSERT_TRUE(doc.is_object()) << r.out << "\n" << r.err;
+    EXPECT_EQ(r.exit_code, 0) << doc.dump(2);
+    EXPECT_EQ(doc["verdict"], "ok") << doc["diagnostics"];
+    for (const char* key : {"task", "backend", "device", "profile", "verdict", "diagnostics", "score", "sizes"})
+        EXPECT_TRUE(doc.contains(key)) << key;
+    EXPECT_EQ(doc["task"], task);
+    EXPECT_EQ(doc["backend"], "opencl");
+    EXPECT_EQ(doc["profile"], "small");
+    ASSERT_TRUE(doc["score"].is_number());
+    EXPECT_GT(doc["score"].get<double>(), 0.0);
+    ASSERT_EQ(doc["sizes"].size(), 3u);
+    double log_sum = 0;
+    for (const auto& s : doc["sizes"]) {
+        EXPECT_TRUE(s["correct"].get<bool>());
+        EXPECT_FALSE(s["heldout"].get<bool>());
+        for (const char* key : {"label", "error_kind", "error", "tolerance", "seconds", "seconds_min", "seconds_max",
+                                "achieved", "unit", "ceiling", "fraction"})
+            EXPECT_TRUE(s.contains(key)) << key;
+        EXPECT_GT(s["seconds"].get<double>(), 0);
+        EXPECT_LE(s["seconds_min"].get<double>(), s["seconds"].get<double>());
+        EXPECT_GE(s["seconds_max"].get<double>(), s["seconds"].get<double>());
+        EXPECT_NEAR(s["fraction"].get<double>(), s["achieved"].get<double>() / s["ceiling"].get<double>(), 1e-9);
+        log_sum += std::log(s["fraction"].get<double>());
+    }
+    EXPECT_NEAR(doc["score"].get<double>(), std::exp(log_sum / 3), 1e-9) << "score must be the geometric mean";
+}
+
+TEST_P(SeedEvaluates, OkAsTextAndHeldOut) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const std::string task = GetParam();
+    const auto r = run_kevo({"eval", task, seed_file(task, "cl"), "--backend", "opencl", "--sizes", "all", "--warmup",
+                             "1", "--repeat", "3"});
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("verdict: ok"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("score S ="), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("held-out Phi ="), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(held-out)"), std::string::npos) << r.out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Tasks, SeedEvaluates, ::testing::Values("saxpy", "heat2d", "nbody"));
+
+TEST(CliContract, UsageAndEnvironmentErrorsExitTwo) {
+    const auto seed = seed_file("saxpy", "cl");
+    const auto unknown_task = run_kevo({"eval", "nosuchtask", seed});
+    EXPECT_EQ(unknown_task.exit_code, 2);
+    EXPECT_NE(unknown_task.err.find("nosuchtask"), std::string::npos) << unknown_task.err;
+    EXPECT_NE(unknown_task.err.find("saxpy"), std::string::npos) << "should list the known tasks: " << unknown_task.err;
+
+    const auto missing_file = run_kevo({"eval", "saxpy", "/nonexistent/kernel.cl"});
+    EXPECT_EQ(missing_file.exit_code, 2);
+    EXPECT_NE(missing_file.err.find("/nonexistent/kernel.cl"), std::string::npos) << missing_file.err;
+
+    const auto bad_sizes = run_kevo({"eval", "saxpy", seed, "--sizes", "most"});
+    EXPECT_EQ(bad_sizes.exit_code, 2);
+    const auto bad_backend = run_kevo({"eval", "saxpy", seed, "--backend", "metal"});
+    EXPECT_EQ(bad_backend.exit_code, 2);
+    const auto bad_define = run_kevo({"eval", "saxpy", seed, "--define", "NOEQUALS"});
+    EXPECT_EQ(bad_define.exit_code, 2);
+    const auto no_command = run_kevo({});
+    EXPECT_EQ(no_command.exit_code, 2);
+    const auto bad_device = run_kevo({"eval", "saxpy", seed, "--backend", "opencl", "--device", "99"});
+    EXPECT_EQ(bad_device.exit_code, 2);
+    EXPECT_NE(bad_device.err.find("out of range"), std::string::npos) << bad_device.err;
+    const auto help = run_kevo({"eval", "--help"});
+    EXPECT_EQ(help.exit_code, 0);
+}
+
+TEST(CliContract, UndeclaredKnobIsARejection) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto r = run_kevo({"eval", "saxpy", seed_file("saxpy", "cl"), "--backend", "opencl", "--define", "NOPE=3", "--json"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.json()["verdict"], "rejected");
+    EXPECT_NE(r.json()["diagnostics"].get<std::string>().find("NOPE"), std::string::npos);
+}
+
+TEST(CliContract, TasksJsonListsSizesAndHeldOut) {
+    const auto r = run_kevo({"tasks", "--json"});
+    ASSERT_EQ(r.exit_code, 0);
+    const auto doc = r.json();
+    ASSERT_TRUE(doc["tasks"].is_array());
+    bool saw_heat2d = false;
+    for (const auto& t : doc["tasks"]) {
+        for (const char* key : {"name", "regime", "kernels", "bound", "model", "profiles"}) EXPECT_TRUE(t.contains(key)) << key;
+        for (const char* profile : {"small", "paper", "large"}) {
+            const auto& sizes = t["profiles"][profile]["sizes"];
+            ASSERT_EQ(sizes.size(), 4u) << t["name"] << " " << profile;
+            int heldout = 0;
+            for (const auto& s : sizes) heldout += s["heldout"].get<bool>();
+            EXPECT_EQ(heldout, 1);
+        }
+        if (t["name"] == "heat2d") {
+            saw_heat2d = true;
+            EXPECT_EQ(t["profiles"]["paper"]["sizes"][0]["params"]["nx"], 256);
+            EXPECT_EQ(t["profiles"]["paper"]["sizes"][0]["params"]["steps"], 50);
+        }
+    }
+    EXPECT_TRUE(saw_heat2d);
+}
+
+TEST(CliContract, ShowPrintsSeedAndBrief) {
+    const auto seed = run_kevo({"show", "heat2d", "--backend", "opencl"});
+    EXPECT_EQ(seed.exit_code, 0);
+    EXPECT_NE(seed.out.find("__kernel void heat_step"), std::string::npos) << seed.out;
+    const auto cuda = run_kevo({"show", "heat2d", "--backend", "cuda"});
+    EXPECT_EQ(cuda.exit_code, 0);
+    EXPECT_NE(cuda.out.find("extern \"C\" __global__ void heat_step"), std::string::npos) << cuda.out;
+    const auto brief = run_kevo({"show", "heat2d", "--brief"});
+    EXPECT_EQ(brief.exit_code, 0);
+    EXPECT_NE(brief.out.find("heat_step"), std::string::npos);
+    EXPECT_EQ(run_kevo({"show", "nosuchtask"}).exit_code, 2);
+}
+
+TEST(CliContract, DevicesJsonNamesEveryBackend) {
+    const auto r = run_kevo({"devices", "--json"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const auto doc = r.json();
+    std::vector<std::string> names;
+    for (const auto& b : doc["backends"]) {
+        names.push_back(b["name"]);
+        if (b["devices"].empty()) EXPECT_FALSE(b["reason"].get<std::string>().empty()) << "zero devices must say why";
+    }
+    EXPECT_EQ(names, (std::vector<std::string>{"cuda", "opencl"}));
+}
+
+}  // namespace
