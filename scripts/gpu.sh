@@ -18,6 +18,7 @@ for deb in .deps/debs/*.deb; do [ -e "$deb" ] && dpkg -x "$deb" "$DEPS"; done
 mkdir -p /tmp/kevo-icd && echo libnvidia-opencl.so.1 > /tmp/kevo-icd/nvidia.icd
 export OCL_ICD_VENDORS=/tmp/kevo-icd
 export KEVO_CACHE_DIR="$PWD/build-gpu/cache"
+export LD_LIBRARY_PATH="$DEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 KEVO=./build-gpu/kevo
 
 if want build; then
@@ -42,23 +43,17 @@ if want calibrate; then
     $KEVO calibrate --backend opencl --quick | tail -4
 fi
 if want seeds; then
+    # One evaluation per (backend, task, profile), every size including the held-out one; the JSON
+    # holds both ceilings, so the static and workload fractions come from the same timings.
     for backend in cuda opencl; do
         suffix=cu; [ $backend = opencl ] && suffix=cl
         profiles="paper large"; [ $backend = opencl ] && profiles="paper"
         for task in $($KEVO tasks --json | python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)["tasks"]))'); do
             $KEVO show "$task" --backend $backend > "/tmp/seed_$task.$suffix"
             for profile in $profiles; do
-                for roof in static workload; do
-                    $KEVO eval "$task" "/tmp/seed_$task.$suffix" --backend $backend --profile $profile --sizes all \
-                        --roofline $roof --seed 1 --json > "$OUT/seed_${backend}_${task}_${profile}_${roof}.json" 2>>"$OUT/seeds.err"
-                    python3 - "$OUT/seed_${backend}_${task}_${profile}_${roof}.json" <<'PY'
-import json, sys
-d = json.load(open(sys.argv[1]))
-fr = " ".join(f"{s['label']}{'*' if s['heldout'] else ''}={s.get('fraction', float('nan')):.3f}" for s in d["sizes"])
-print(f"{d['backend']:6} {d['task']:8} {d['profile']:5} {sys.argv[1].rsplit('_',1)[1][:-5]:8} {d['verdict']:10} S={d['score']} Phi={d['heldout_fraction']}  {fr}")
-if d['verdict'] != 'ok': print('   ', d['diagnostics'][:300])
-PY
-                done
+                $KEVO eval "$task" "/tmp/seed_$task.$suffix" --backend $backend --profile $profile --sizes all \
+                    --seed 1 --json > "$OUT/seed_${backend}_${task}_${profile}.json" 2>>"$OUT/seeds.err"
+                python3 scripts/seed_table.py "$OUT/seed_${backend}_${task}_${profile}.json"
             done
         done
     done 2>&1 | tee "$OUT/seeds.txt"

@@ -68,6 +68,29 @@ inline ProcessResult run_kevo(const std::vector<std::string>& args) {
     return r;
 }
 
+// Starts kevo in the background (its own process group, output to `log_path`); returns its pid.
+inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string& log_path) {
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    posix_spawnattr_t attr;
+    posix_spawnattr_init(&attr);
+    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+    posix_spawnattr_setpgroup(&attr, 0);
+    std::vector<std::string> all = {KEVO_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    pid_t pid = -1;
+    if (posix_spawn(&pid, KEVO_BINARY, &actions, &attr, argv.data(), environ) != 0) pid = -1;
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attr);
+    return pid;
+}
+
 inline std::string candidate(const std::string& name) { return std::string(KEVO_CANDIDATES_DIR) + "/" + name; }
 
 inline bool has_device(const std::string& backend) {

@@ -55,6 +55,18 @@ TEST(CompileLog, ParsesAnNvidiaOpenclLine) {
     EXPECT_EQ(messages[0].message, "expected ';' after expression");
 }
 
+TEST(CompileLog, ParsesAPoclLineWithTheSeverityFirst) {
+    // What PoCL 3 really prints: severity, then the temporary file's path, line and column.
+    const auto messages = parse_compile_log(
+        "error: /root/.cache/pocl/kcache/tempfile_QLHiCc.cl:3:14: use of undeclared identifier 'undefined_foo'\n"
+        "Device pthread-skylake-avx512 failed to build the program\n");
+    ASSERT_EQ(messages.size(), 1u);
+    EXPECT_EQ(messages[0].line, 3);
+    EXPECT_EQ(messages[0].column, 14);
+    EXPECT_EQ(messages[0].severity, "error");
+    EXPECT_EQ(messages[0].message, "use of undeclared identifier 'undefined_foo'");
+}
+
 TEST(CompileLog, ParsesClangWarningsAndFatalErrors) {
     const auto messages = parse_compile_log(
         "/tmp/pocl/abc/input.cl:2:9: warning: unused variable 'y'\r\n"

@@ -99,16 +99,14 @@ std::vector<fs::path> reference_files(const fs::path& dir) {
     return files;
 }
 
-// The reference the fake task must produce, computed without any cache.
-Reference expected_reference(const CountingTask& task, const SizeSpec& size, uint64_t seed, Trial trial) {
-    const int calls = task.calls;
-    Reference r = task.reference(size, task.make_case(size, seed, trial));
-    task.calls = calls;
-    return r;
+// The reference the fake task must produce, computed without any cache (or delay).
+Reference expected_reference(const SizeSpec& size, uint64_t seed, Trial trial) {
+    const CountingTask quick(0.0);
+    return quick.reference(size, quick.make_case(size, seed, trial));
 }
 
-class ReferenceCacheTest : public ::testing::Test {
-protected:
+// One slow fake task and an empty cache folder per test.
+struct SlowTaskSetup {
     CountingTask task{0.3};
     SizeSpec size = task.spec().profiles.at("small").front();
     TempDir dir;
@@ -118,92 +116,96 @@ protected:
     }
 };
 
-TEST_F(ReferenceCacheTest, SecondGetIsAHit) {
-    ReferenceCache cache(dir.path());
+TEST(ReferenceCache, SecondGetIsAHit) {
+    SlowTaskSetup s;
+    ReferenceCache cache(s.dir.path());
     bool computed = false;
-    const Reference first = get(cache, 11, Trial::nominal, &computed);
+    const Reference first = s.get(cache, 11, Trial::nominal, &computed);
     EXPECT_TRUE(computed);
-    EXPECT_EQ(task.calls, 1);
-    EXPECT_EQ(first.results, expected_reference(task, size, 11, Trial::nominal).results);
+    EXPECT_EQ(s.task.calls, 1);
+    EXPECT_EQ(first.results, expected_reference(s.size, 11, Trial::nominal).results);
 
-    const Reference second = get(cache, 11, Trial::nominal, &computed);
+    const Reference second = s.get(cache, 11, Trial::nominal, &computed);
     EXPECT_FALSE(computed);
-    EXPECT_EQ(task.calls, 1);
+    EXPECT_EQ(s.task.calls, 1);
     EXPECT_EQ(second.results, first.results);
     EXPECT_EQ(cache.hits(), 1u);
     EXPECT_EQ(cache.misses(), 1u);
 }
 
-TEST_F(ReferenceCacheTest, ANewCacheLoadsFromDisk) {
+TEST(ReferenceCache, ANewCacheLoadsFromDisk) {
+    SlowTaskSetup s;
     Reference first;
     {
-        ReferenceCache cache(dir.path());
-        first = get(cache, 12, Trial::nominal, nullptr);
+        ReferenceCache cache(s.dir.path());
+        first = s.get(cache, 12, Trial::nominal, nullptr);
     }
-    EXPECT_EQ(task.calls, 1);
-    EXPECT_EQ(reference_files(dir.path()).size(), 1u);  // it took 0.3 s, so it went to disk
+    EXPECT_EQ(s.task.calls, 1);
+    EXPECT_EQ(reference_files(s.dir.path()).size(), 1u);  // it took 0.3 s, so it went to disk
 
-    ReferenceCache fresh(dir.path());
+    ReferenceCache fresh(s.dir.path());
     bool computed = true;
-    const Reference loaded = get(fresh, 12, Trial::nominal, &computed);
+    const Reference loaded = s.get(fresh, 12, Trial::nominal, &computed);
     EXPECT_FALSE(computed);
-    EXPECT_EQ(task.calls, 1);
+    EXPECT_EQ(s.task.calls, 1);
     EXPECT_EQ(loaded.results, first.results);
     EXPECT_EQ(fresh.hits(), 1u);
     EXPECT_EQ(fresh.misses(), 0u);
 }
 
-TEST_F(ReferenceCacheTest, ADifferentSeedTrialOrSizeIsAMiss) {
-    ReferenceCache cache(dir.path());
+TEST(ReferenceCache, ADifferentSeedTrialOrSizeIsAMiss) {
+    SlowTaskSetup s;
+    ReferenceCache cache(s.dir.path());
     bool computed = false;
-    const Reference nominal = get(cache, 13, Trial::nominal, &computed);
+    const Reference nominal = s.get(cache, 13, Trial::nominal, &computed);
     EXPECT_TRUE(computed);
 
-    const Reference other_seed = get(cache, 14, Trial::nominal, &computed);
+    const Reference other_seed = s.get(cache, 14, Trial::nominal, &computed);
     EXPECT_TRUE(computed);
-    EXPECT_EQ(task.calls, 2);
+    EXPECT_EQ(s.task.calls, 2);
     EXPECT_NE(other_seed.results, nominal.results);
-    EXPECT_EQ(other_seed.results, expected_reference(task, size, 14, Trial::nominal).results);
+    EXPECT_EQ(other_seed.results, expected_reference(s.size, 14, Trial::nominal).results);
 
-    const Reference outlier = get(cache, 13, Trial::outlier, &computed);
+    const Reference outlier = s.get(cache, 13, Trial::outlier, &computed);
     EXPECT_TRUE(computed);
-    EXPECT_EQ(task.calls, 3);
+    EXPECT_EQ(s.task.calls, 3);
     EXPECT_NE(outlier.results, nominal.results);
-    EXPECT_EQ(outlier.results, expected_reference(task, size, 13, Trial::outlier).results);
+    EXPECT_EQ(outlier.results, expected_reference(s.size, 13, Trial::outlier).results);
 
     SizeSpec other_size{"32", false, {{"n", 32}}};
-    cache.get(task, other_size, task.make_case(other_size, 13, Trial::nominal), 13, Trial::nominal, &computed);
+    cache.get(s.task, other_size, s.task.make_case(other_size, 13, Trial::nominal), 13, Trial::nominal, &computed);
     EXPECT_TRUE(computed);
-    EXPECT_EQ(task.calls, 4);
+    EXPECT_EQ(s.task.calls, 4);
 
     // Each was kept under its own key; none of them displaced another.
-    get(cache, 13, Trial::nominal, &computed);
+    s.get(cache, 13, Trial::nominal, &computed);
     EXPECT_FALSE(computed);
-    get(cache, 14, Trial::nominal, &computed);
+    s.get(cache, 14, Trial::nominal, &computed);
     EXPECT_FALSE(computed);
-    EXPECT_EQ(task.calls, 4);
-    EXPECT_EQ(reference_files(dir.path()).size(), 4u);
+    EXPECT_EQ(s.task.calls, 4);
+    EXPECT_EQ(reference_files(s.dir.path()).size(), 4u);
 }
 
-TEST_F(ReferenceCacheTest, CorruptedFilesAreMisses) {
+TEST(ReferenceCache, CorruptedFilesAreMisses) {
+    SlowTaskSetup s;
     {
-        ReferenceCache cache(dir.path());
-        get(cache, 15, Trial::nominal, nullptr);
+        ReferenceCache cache(s.dir.path());
+        s.get(cache, 15, Trial::nominal, nullptr);
     }
-    auto files = reference_files(dir.path());
+    auto files = reference_files(s.dir.path());
     ASSERT_EQ(files.size(), 1u);
     const auto good_size = fs::file_size(files[0]);
-    const Reference want = expected_reference(task, size, 15, Trial::nominal);
+    const Reference want = expected_reference(s.size, 15, Trial::nominal);
 
     auto check_miss = [&](const std::string& what, const std::string& contents) {
         SCOPED_TRACE(what);
         std::ofstream(files[0], std::ios::binary | std::ios::trunc) << contents;
-        ReferenceCache fresh(dir.path());
-        const int calls = task.calls;
+        ReferenceCache fresh(s.dir.path());
+        const int calls = s.task.calls;
         bool computed = false;
-        const Reference r = get(fresh, 15, Trial::nominal, &computed);
+        const Reference r = s.get(fresh, 15, Trial::nominal, &computed);
         EXPECT_TRUE(computed);
-        EXPECT_EQ(task.calls, calls + 1);
+        EXPECT_EQ(s.task.calls, calls + 1);
         EXPECT_EQ(r.results, want.results);
     };
     std::string valid;
@@ -221,13 +223,14 @@ TEST_F(ReferenceCacheTest, CorruptedFilesAreMisses) {
     check_miss("wrong magic", wrong_magic);
 }
 
-TEST_F(ReferenceCacheTest, AnAbsurdLengthFieldIsAMissNotACrash) {
+TEST(ReferenceCache, AnAbsurdLengthFieldIsAMissNotACrash) {
     // exposes: ReferenceCache::load trusts a per-result length up to 1 TiB and resizes to it before reading (bad_alloc / OOM)
+    SlowTaskSetup s;
     {
-        ReferenceCache cache(dir.path());
-        get(cache, 16, Trial::nominal, nullptr);
+        ReferenceCache cache(s.dir.path());
+        s.get(cache, 16, Trial::nominal, nullptr);
     }
-    auto files = reference_files(dir.path());
+    auto files = reference_files(s.dir.path());
     ASSERT_EQ(files.size(), 1u);
     std::string valid;
     {
@@ -242,14 +245,14 @@ TEST_F(ReferenceCacheTest, AnAbsurdLengthFieldIsAMissNotACrash) {
 
     // In a child process, so that an allocation failure or an OOM kill fails this test only.
     GTEST_FLAG_SET(death_test_style, "threadsafe");
-    const Reference want = expected_reference(task, size, 16, Trial::nominal);
+    const Reference want = expected_reference(s.size, 16, Trial::nominal);
     EXPECT_EXIT(
         {
-            ReferenceCache fresh(dir.path());
+            ReferenceCache fresh(s.dir.path());
             bool computed = false;
-            const Reference r = get(fresh, 16, Trial::nominal, &computed);
+            const Reference r = s.get(fresh, 16, Trial::nominal, &computed);
             std::error_code ec;
-            fs::remove_all(dir.path(), ec);  // std::exit skips the fixture's destructor
+            fs::remove_all(s.dir.path(), ec);  // std::exit skips the destructors
             std::exit(computed && r.results == want.results ? 0 : 1);
         },
         ::testing::ExitedWithCode(0), "");

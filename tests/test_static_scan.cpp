@@ -80,7 +80,7 @@ TEST(StaticScan, RefusesDirectivesBehindComments) {
 TEST(StaticScan, RefusesMacroAndOtherIncludeForms) {
     expect_refused("#define HEADER \"/etc/passwd\"\n#include HEADER\n", Language::cuda, 2, "HEADER");
     expect_refused("#include\n", Language::cuda, 1);
-    expect_refused("#include_next <cuda_fp16.h>\n", Language::cuda, 1);
+    expect_refused("#include_next <stdio.h>\n", Language::cuda, 1);
     expect_refused("#import \"x\"\n", Language::cuda, 1);
     expect_refused("#embed \"/etc/passwd\"\n", Language::opencl, 1);
 }
@@ -310,6 +310,12 @@ std::vector<std::pair<std::string, std::string>> include_attempts(const std::str
         {"trigraph", "?\?=" + inc + "\n"},
         {"trigraph splice", "#?\?/\n" + inc + "\n"},
         {"comment", "/**/#" + inc + "\n"},
+        {"comment over lines", "#/*\n*/" + inc + "\n"},
+        {"splice in the name", "#inc\\\nlude" + inc.substr(7) + "\n"},
+        {"vertical tab and form feed", "#\v\f" + inc + "\n"},
+        {"no-break space", "#\xc2\xa0" + inc + "\n"},
+        {"ideographic space", "#\xe3\x80\x80" + inc + "\n"},
+        {"universal character name", "#\\u0069" + inc.substr(1) + "\n"},
         {"trigraph string", "constant char s[] = \"?\?/\" /*\";\n#" + inc + "\n// */\n"},
         {"raw string", "__global__ void q() { const char* s = R\"(\" /*)\"; (void)s; }\n#" + inc + "\n// */\n"},
         {"digit separator",

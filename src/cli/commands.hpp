@@ -10,6 +10,8 @@ void setup_tasks(CLI::App& app, int& exit_code);
 void setup_show(CLI::App& app, int& exit_code);
 void setup_calibrate(CLI::App& app, int& exit_code);
 void setup_eval(CLI::App& app, int& exit_code);
+void setup_run(CLI::App& app, int& exit_code);
+void setup_report(CLI::App& app, int& exit_code);
 void setup_worker(CLI::App& app, int& exit_code);
 
 }  // namespace kevo::cli

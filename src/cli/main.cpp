@@ -21,6 +21,8 @@ int main(int argc, char** argv) {
     setup_show(app, exit_code);
     setup_calibrate(app, exit_code);
     setup_eval(app, exit_code);
+    setup_run(app, exit_code);
+    setup_report(app, exit_code);
     setup_worker(app, exit_code);
     try {
         app.parse(argc, argv);

@@ -38,7 +38,7 @@ Expected<DeviceCase> DeviceCase::create(Device& device, const Case& c) {
         } else {
             if (auto r = device.upload(slot.pristine, kGuardBytes, b.data.data(), slot.bytes); !r) return r.error();
         }
-        if (b.role == BufferRole::input) dc.slots_.back().input_hash = hash_bytes(b.data.data(), b.bytes());
+        if (b.role == BufferRole::input) dc.slots_.back().input_hash = hash_bytes_parallel(b.data.data(), b.bytes());
     }
     return dc;
 }
@@ -109,7 +109,7 @@ Expected<std::vector<std::string>> DeviceCase::modified_inputs(const Case& c) {
         if (c.buffers[i].role != BufferRole::input) continue;
         data.resize(slots_[i].bytes);
         if (auto r = device_->download(slots_[i].live, kGuardBytes, data.data(), data.size()); !r) return r.error();
-        if (hash_bytes(data.data(), data.size()) != slots_[i].input_hash) modified.push_back(c.buffers[i].name);
+        if (hash_bytes_parallel(data.data(), data.size()) != slots_[i].input_hash) modified.push_back(c.buffers[i].name);
     }
     return modified;
 }

@@ -89,6 +89,7 @@ nlohmann::json to_json(const EvalResult& r) {
             js["seconds_min"] = number(s.seconds_min);
             js["seconds_max"] = number(s.seconds_max);
             js["cv"] = number(s.cv);
+            js["samples"] = s.samples;
             js["achieved"] = number(s.achieved);
             js["unit"] = s.unit;
             js["ceiling"] = number(s.ceiling);
@@ -149,6 +150,7 @@ Expected<EvalResult> eval_result_from_json(const nlohmann::json& j) {
             s.seconds_min = get_number(js, "seconds_min");
             s.seconds_max = get_number(js, "seconds_max");
             s.cv = get_number(js, "cv");
+            s.samples = js.value("samples", 0);
             s.achieved = get_number(js, "achieved");
             s.unit = js.value("unit", "");
             s.ceiling = get_number(js, "ceiling");

@@ -65,6 +65,7 @@ struct SizeResult {
     std::string diagnostics;        // per-size detail when it failed
     bool timed = false;
     double seconds = 0, seconds_min = 0, seconds_max = 0, cv = 0;
+    int samples = 0;                // timed runs behind the median
     double achieved = 0;            // GB/s or GFLOP/s
     std::string unit;
     double ceiling = 0;             // the one in force (static or workload)

@@ -49,12 +49,14 @@ void prune(const std::filesystem::path& dir) {
 ReferenceCache::ReferenceCache(std::filesystem::path dir, uint64_t memory_budget_bytes)
     : dir_(std::move(dir)), budget_(memory_budget_bytes) {}
 
-Reference ReferenceCache::get(const Task& task, const SizeSpec& size, const Case& c, uint64_t seed, Trial trial,
-                              bool* computed) {
+std::string ReferenceCache::key_for(const Task& task, const SizeSpec& size, uint64_t seed, Trial trial,
+                                    const std::string& origin) const {
     const std::string& name = task.spec().name;
-    const std::string key = fmt::format("{}-{}-{}-{}-{}", name, task_source_hash(name),
-                                        hex64(hash64(size.label)), hex64(seed), trial_name(trial));
-    if (computed) *computed = false;
+    return fmt::format("{}-{}-{}-{}-{}{}", name, task_source_hash(name), hex64(hash64(size.label)), hex64(seed),
+                       trial_name(trial), origin.empty() ? "" : "-" + hex64(hash64(origin)));
+}
+
+std::shared_ptr<const Reference> ReferenceCache::lookup(const std::string& key) {
     for (auto it = entries_.begin(); it != entries_.end(); ++it) {
         if (it->key == key) {
             entries_.splice(entries_.begin(), entries_, it);
@@ -62,18 +64,44 @@ Reference ReferenceCache::get(const Task& task, const SizeSpec& size, const Case
             return entries_.front().reference;
         }
     }
-    Reference ref;
-    if (load(key, ref)) {
-        ++hits_;
-        remember(key, ref);
-        return ref;
-    }
+    Reference loaded;
+    if (!load(key, loaded)) return nullptr;
+    ++hits_;
+    auto shared = std::make_shared<const Reference>(std::move(loaded));
+    remember(key, shared);
+    return shared;
+}
+
+Reference ReferenceCache::get(const Task& task, const SizeSpec& size, const Case& c, uint64_t seed, Trial trial,
+                              bool* computed) {
+    return *share(task, size, c, seed, trial, computed);
+}
+
+std::shared_ptr<const Reference> ReferenceCache::share(const Task& task, const SizeSpec& size, const Case& c,
+                                                       uint64_t seed, Trial trial, bool* computed) {
+    const std::string key = key_for(task, size, seed, trial, "");
+    if (computed) *computed = false;
+    if (auto hit = lookup(key)) return hit;
     ++misses_;
     if (computed) *computed = true;
     const auto start = std::chrono::steady_clock::now();
-    ref = task.reference(size, c);
+    auto ref = std::make_shared<const Reference>(task.reference(size, c));
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    if (seconds >= kStoreAfterSeconds) store(key, ref);
+    if (seconds >= kStoreAfterSeconds) store(key, *ref);
+    remember(key, ref);
+    return ref;
+}
+
+Expected<std::shared_ptr<const Reference>> ReferenceCache::get_or_compute(
+    const Task& task, const SizeSpec& size, uint64_t seed, Trial trial, const std::string& origin,
+    const std::function<Expected<Reference>()>& compute) {
+    const std::string key = key_for(task, size, seed, trial, origin);
+    if (auto hit = lookup(key)) return hit;
+    ++misses_;
+    auto computed = compute();
+    if (!computed) return computed.error();
+    auto ref = std::make_shared<const Reference>(std::move(*computed));
+    store(key, *ref);
     remember(key, ref);
     return ref;
 }
@@ -123,10 +151,10 @@ void ReferenceCache::store(const std::string& key, const Reference& ref) const {
     prune(dir_);
 }
 
-void ReferenceCache::remember(const std::string& key, const Reference& ref) {
-    const uint64_t bytes = reference_bytes(ref);
+void ReferenceCache::remember(const std::string& key, std::shared_ptr<const Reference> ref) {
+    const uint64_t bytes = reference_bytes(*ref);
     if (bytes > budget_) return;
-    entries_.push_front({key, ref, bytes});
+    entries_.push_front({key, std::move(ref), bytes});
     used_ += bytes;
     while (used_ > budget_ && !entries_.empty()) {
         used_ -= entries_.back().bytes;

@@ -40,7 +40,12 @@ std::vector<const SizeSpec*> selected_sizes(const TaskSpec& spec, const std::str
 
 std::string constants_text(const Case& c) {
     std::string out;
-    for (const auto& [name, value] : c.constants) out += fmt::format("{}{}={:g}", out.empty() ? "" : ", ", name, value);
+    for (const auto& [name, value] : c.constants) {
+        // Integers (seeds, counts) in full; physical constants to 6 significant digits.
+        const bool integral = value == std::floor(value) && std::fabs(value) < 1e15;
+        out += integral ? fmt::format("{}{}={:.0f}", out.empty() ? "" : ", ", name, value)
+                        : fmt::format("{}{}={:g}", out.empty() ? "" : ", ", name, value);
+    }
     return out;
 }
 
@@ -99,6 +104,38 @@ Expected<void> Runner::flush_cache() {
     l.grid = {(flush_elements_ + 255) / 256, 1, 1};
     l.args = {KernelArg::buf(*flush_buffer_), KernelArg::u(static_cast<uint32_t>(flush_elements_))};
     return device_.run(std::span<const Launch>(&l, 1));
+}
+
+Expected<Reference> Runner::device_reference(const Task& task, const Case& c) {
+    const TaskSpec& spec = task.spec();
+    const std::string source(task_file(spec.name, fmt::format("seed.{}", language_suffix(device_.language()))));
+    auto directives = parse_directives(source);
+    if (!directives) return directives.error();
+    auto knobs = knob_values(*directives, {});
+    if (!knobs) return knobs.error();
+    std::vector<std::string> defines;
+    for (const auto& [name, value] : *knobs) defines.push_back(name + "=" + value);
+    auto compiled = compile(source, defines);
+    if (!compiled) return compiled.error();
+    if (!compiled->ok) return make_error("the seed does not compile: " + compiled->log);
+    std::map<std::string, uint32_t> kernels;
+    std::map<std::string, Geometry> geometry;
+    for (const auto& k : spec.kernels) {
+        auto handle = device_.kernel(compiled->module, k.name);
+        if (!handle) return handle.error();
+        auto g = resolve_geometry(*directives, k, *knobs);
+        if (!g) return g.error();
+        kernels[k.name] = *handle;
+        geometry[k.name] = *g;
+    }
+    auto dc = DeviceCase::create(device_, c);
+    if (!dc) return dc.error();
+    if (auto r = dc->reset(); !r) return r.error();
+    const auto launches = dc->launches(c, kernels, geometry);
+    if (auto r = device_.run(launches); !r) return r.error();
+    auto outputs = dc->download_results(c);
+    if (!outputs) return outputs.error();
+    return Reference{std::move(*outputs)};
 }
 
 EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceilings) {
@@ -167,10 +204,12 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
     }
 
     // Correctness: every selected size, nominal then outlier trial; the first failure ends it.
+    // The nominal trial of every size stays resident (host and device) for the timing phase.
     struct Kept {
         const SizeSpec* size;
-        Case c;
-        Reference ref;
+        std::shared_ptr<const Case> c;
+        std::shared_ptr<const Reference> ref;
+        DeviceCase dc;
     };
     std::vector<Kept> kept;
     const auto sizes = selected_sizes(spec, request.profile, request.sizes);
@@ -184,8 +223,22 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
             const uint64_t seed = trial_seed(request.seed, *size, trial);
             stage("reference", size->label, trial_name(trial));
             const auto ref_start = Clock::now();
-            Case c = task.make_case(*size, seed, trial);
-            Reference ref = references_.get(task, *size, c, seed, trial);
+            const std::shared_ptr<const Case> case_ptr = cases_.get(task, *size, seed, trial);
+            const Case& c = *case_ptr;
+            std::shared_ptr<const Reference> ref;
+            if (size->device_reference) {
+                auto device_ref = references_.get_or_compute(task, *size, seed, trial, device_.info().name,
+                                                             [&] { return device_reference(task, c); });
+                if (!device_ref) {
+                    result.stage_seconds.correctness = since(correctness_start);
+                    return finish(Verdict::runtime_error, fmt::format("size {}: the reference (the task's seed run on "
+                                                                      "this device) failed: {}", size->label,
+                                                                      device_ref.error().message));
+                }
+                ref = std::move(*device_ref);
+            } else {
+                ref = references_.share(task, *size, c, seed, trial);
+            }
             reference_seconds += since(ref_start);
             auto fail = [&](Verdict v, const std::string& what) {
                 sr.correct = false;
@@ -210,13 +263,13 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
                 return fail(Verdict::incorrect, fmt::format("input buffer '{}' was modified; inputs are read-only", modified->front()));
             auto outputs = dc->download_results(c);
             if (!outputs) return fail(Verdict::runtime_error, outputs.error().message);
-            const CheckResult check = task.check(*size, c, ref, *outputs);
+            const CheckResult check = task.check(*size, c, *ref, *outputs);
             sr.error_kind = check.kind;
             sr.error = check.error;
             sr.tolerance = check.tolerance;
             sr.worst_index = check.worst_index;
             if (!check.pass) return fail(Verdict::incorrect, check.message);
-            if (trial == Trial::nominal) kept.push_back({size, std::move(c), std::move(ref)});
+            if (trial == Trial::nominal) kept.push_back({size, case_ptr, ref, std::move(*dc)});
         }
         sr.correct = true;
         result.sizes.push_back(sr);
@@ -235,9 +288,9 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
                 result.stage_seconds.timing = since(timing_start);
                 return finish(v, fmt::format("size {} (timed runs): {}", k.size->label, what));
             };
-            auto dc = DeviceCase::create(device_, k.c);
-            if (!dc) return fail(Verdict::runtime_error, "could not set up the buffers: " + dc.error().message);
-            const auto launches = dc->launches(k.c, kernels, geometry);
+            DeviceCase* dc = &k.dc;
+            const Case& kc = *k.c;
+            const auto launches = dc->launches(kc, kernels, geometry);
             auto timed_runs = [&](int count, std::vector<double>* samples) -> Expected<void> {
                 for (int r = 0; r < count; ++r) {
                     if (auto e = dc->reset(); !e) return e;
@@ -254,7 +307,7 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
             if (auto e = timed_runs(request.warmup, nullptr); !e) return fail(Verdict::runtime_error, e.error().message);
             if (auto e = timed_runs(std::max(1, request.repeat), &samples); !e) return fail(Verdict::runtime_error, e.error().message);
             Summary s = summarize(samples);
-            Rate rate = measure_rate(spec.bound, k.c.work, s.median, k.c.working_set_bytes, ceilings);
+            Rate rate = measure_rate(spec.bound, kc.work, s.median, kc.working_set_bytes, ceilings);
             double ceiling = request.roofline == RooflineMode::static_peak ? rate.ceiling_static : rate.ceiling_workload;
             // Plausibility is judged against what the hardware can do at this working set (cache
             // included), whichever ceiling the score uses.
@@ -264,7 +317,7 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
                 samples.clear();
                 if (auto e = timed_runs(std::max(1, request.repeat), &samples); !e) return fail(Verdict::runtime_error, e.error().message);
                 s = summarize(samples);
-                rate = measure_rate(spec.bound, k.c.work, s.median, k.c.working_set_bytes, ceilings);
+                rate = measure_rate(spec.bound, kc.work, s.median, kc.working_set_bytes, ceilings);
                 ceiling = request.roofline == RooflineMode::static_peak ? rate.ceiling_static : rate.ceiling_workload;
                 sr.implausible = rate.achieved / physical() > kImplausibleFraction;
                 if (sr.implausible)
@@ -279,9 +332,9 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
             auto guards = dc->check_guards();
             if (!guards) return fail(Verdict::runtime_error, guards.error().message);
             if (!guards->empty()) return fail(Verdict::runtime_error, *guards);
-            auto outputs = dc->download_results(k.c);
+            auto outputs = dc->download_results(kc);
             if (!outputs) return fail(Verdict::runtime_error, outputs.error().message);
-            const CheckResult recheck = task.check(*k.size, k.c, k.ref, *outputs);
+            const CheckResult recheck = task.check(*k.size, kc, *k.ref, *outputs);
             if (!recheck.pass)
                 return fail(Verdict::incorrect, "the output of a timed run is wrong although the first run was right "
                                                 "(does the kernel skip work when called again?): " + recheck.message);
@@ -290,13 +343,14 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
             sr.seconds_min = s.min;
             sr.seconds_max = s.max;
             sr.cv = s.cv;
+            sr.samples = s.count;
             sr.achieved = rate.achieved;
             sr.unit = rate.unit;
             sr.ceiling_static = rate.ceiling_static;
             sr.ceiling_workload = rate.ceiling_workload;
             sr.ceiling = ceiling;
             sr.fraction = ceiling > 0 ? rate.achieved / ceiling : 0;
-            sr.work = k.c.work;
+            sr.work = kc.work;
         }
         result.stage_seconds.timing = since(timing_start);
         std::vector<double> fractions;

@@ -13,7 +13,9 @@
 #include "backend/backend.hpp"
 #include "eval/calibration.hpp"
 #include "eval/eval_types.hpp"
+#include "eval/case_cache.hpp"
 #include "eval/reference_cache.hpp"
+#include "task/task.hpp"
 
 namespace kevo {
 
@@ -34,6 +36,7 @@ private:
 
     Device& device_;
     ReferenceCache& references_;
+    CaseCache cases_{memory_fraction(0.15)};
     std::function<void(const nlohmann::json&)> emit_;
     std::map<std::string, Compiled> compiled_;  // keyed by hash of (source, defines)
     std::optional<uint32_t> flush_kernel_;
@@ -41,6 +44,8 @@ private:
     uint64_t flush_elements_ = 0;
 
     Expected<Compiled> compile(const std::string& source, const std::vector<std::string>& defines);
+    // The task's own seed run on this device: the reference where the CPU would be too slow.
+    Expected<Reference> device_reference(const Task& task, const Case& c);
     Expected<void> flush_cache();
     void stage(const char* name, const std::string& size = {}, const char* trial = nullptr, size_t launches = 0);
 };

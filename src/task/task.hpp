@@ -21,6 +21,10 @@ struct SizeSpec {
     std::string label;  // "256x256x50"
     bool heldout = false;
     std::vector<std::pair<std::string, int64_t>> params;  // named integers: nx, ny, steps, ...
+    // The reference at this size comes from the task's own seed kernel run on the evaluating
+    // device, not from the CPU (for sizes where the CPU would take too long). The seed itself is
+    // checked against the CPU reference at every size that does not set this.
+    bool device_reference = false;
 
     int64_t param(const std::string& name) const;  // asserts the name exists
 };

@@ -1,7 +1,9 @@
 // R2 compute-bound task nbody: all-pairs softened gravity with a semi-implicit Euler step,
 // one launch per step, positions and velocities ping-ponged between two buffer pairs.
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <mutex>
 
 #include "core/parallel.hpp"
 #include "core/rng.hpp"
@@ -50,6 +52,57 @@ void fill_vec4(float* out, size_t n, uint64_t seed, uint64_t stream, double half
             out[4 * i + 3] = 0.0f;
         }
     });
+}
+
+// a_i = sum_j m_j d_ij / (|d_ij|^2 + eps2)^(3/2), without G. Each pair is evaluated once and
+// applied to both bodies (Newton's third law), which halves the square roots and divisions that
+// bound this loop. Row k is folded with row n-1-k so that every work item holds n-1 pairs and
+// contiguous chunks balance; each chunk accumulates privately and merges under a lock.
+void accelerations(const std::vector<double>& px, const std::vector<double>& py, const std::vector<double>& pz,
+                   const std::vector<double>& m, double eps2, std::vector<double>& ax, std::vector<double>& ay,
+                   std::vector<double>& az) {
+    const size_t n = px.size();
+    std::fill(ax.begin(), ax.end(), 0.0);
+    std::fill(ay.begin(), ay.end(), 0.0);
+    std::fill(az.begin(), az.end(), 0.0);
+    std::mutex lock;
+    const size_t folded = (n + 1) / 2;
+    const size_t min_chunk = std::max<size_t>(1, (size_t{1} << 16) / std::max<size_t>(1, n));
+    parallel_for(
+        folded,
+        [&](size_t begin, size_t end) {
+            std::vector<double> lx(n, 0.0), ly(n, 0.0), lz(n, 0.0);
+            auto row = [&](size_t i) {
+                const double xi = px[i], yi = py[i], zi = pz[i], mi = m[i];
+                double sx = 0, sy = 0, sz = 0;
+                for (size_t j = i + 1; j < n; ++j) {
+                    const double dx = px[j] - xi, dy = py[j] - yi, dz = pz[j] - zi;
+                    const double r2 = dx * dx + dy * dy + dz * dz + eps2;
+                    const double inv3 = 1.0 / (r2 * std::sqrt(r2));
+                    const double wj = m[j] * inv3, wi = mi * inv3;
+                    sx += wj * dx;
+                    sy += wj * dy;
+                    sz += wj * dz;
+                    lx[j] -= wi * dx;
+                    ly[j] -= wi * dy;
+                    lz[j] -= wi * dz;
+                }
+                lx[i] += sx;
+                ly[i] += sy;
+                lz[i] += sz;
+            };
+            for (size_t k = begin; k < end; ++k) {
+                row(k);
+                if (n - 1 - k != k) row(n - 1 - k);
+            }
+            std::lock_guard guard(lock);
+            for (size_t i = 0; i < n; ++i) {
+                ax[i] += lx[i];
+                ay[i] += ly[i];
+                az[i] += lz[i];
+            }
+        },
+        min_chunk);
 }
 
 class NbodyTask final : public Task {
@@ -110,44 +163,23 @@ public:
         const float* pos0 = c.buffers[pos_a].as<float>();
         const float* vel0 = c.buffers[vel_a].as<float>();
         const float* mass0 = c.buffers[mass_buf].as<float>();
-        // Structure of arrays in double: the inner loop streams four arrays, which vectorises.
+        // Structure of arrays in double, positions and velocities kept in double across steps.
         std::vector<double> px(n), py(n), pz(n), vx(n), vy(n), vz(n), m(mass0, mass0 + n);
         for (size_t i = 0; i < n; ++i) {
             px[i] = pos0[4 * i], py[i] = pos0[4 * i + 1], pz[i] = pos0[4 * i + 2];
             vx[i] = vel0[4 * i], vy[i] = vel0[4 * i + 1], vz[i] = vel0[4 * i + 2];
         }
-        std::vector<double> nx(n), ny(n), nz(n);
-        // Each body costs n pairs, so even modest n is worth spreading over the threads.
-        const size_t min_chunk = std::max<size_t>(1, (size_t{1} << 16) / std::max<size_t>(1, n));
+        std::vector<double> ax(n), ay(n), az(n);
         for (size_t s = 0; s < steps; ++s) {
-            parallel_for(
-                n,
-                [&](size_t begin, size_t end) {
-                    for (size_t i = begin; i < end; ++i) {
-                        const double xi = px[i], yi = py[i], zi = pz[i];
-                        double ax = 0, ay = 0, az = 0;
-                        for (size_t j = 0; j < n; ++j) {
-                            const double dx = px[j] - xi, dy = py[j] - yi, dz = pz[j] - zi;
-                            const double r2 = dx * dx + dy * dy + dz * dz + eps2;
-                            const double w = m[j] / (r2 * std::sqrt(r2));
-                            ax += w * dx;
-                            ay += w * dy;
-                            az += w * dz;
-                        }
-                        vx[i] += g * ax * dt;
-                        vy[i] += g * ay * dt;
-                        vz[i] += g * az * dt;
-                        nx[i] = xi + vx[i] * dt;
-                        ny[i] = yi + vy[i] * dt;
-                        nz[i] = zi + vz[i] * dt;
-                    }
-                },
-                min_chunk);
-            // Velocities were updated in place (body i reads only its own); positions swap after
-            // every body has read the old ones.
-            px.swap(nx);
-            py.swap(ny);
-            pz.swap(nz);
+            accelerations(px, py, pz, m, eps2, ax, ay, az);
+            for (size_t i = 0; i < n; ++i) {
+                vx[i] += g * ax[i] * dt;
+                vy[i] += g * ay[i] * dt;
+                vz[i] += g * az[i] * dt;
+                px[i] += vx[i] * dt;
+                py[i] += vy[i] * dt;
+                pz[i] += vz[i] * dt;
+            }
         }
         std::vector<float> out(4 * n);
         for (size_t i = 0; i < n; ++i) {

@@ -16,7 +16,7 @@ extern "C" __global__ void calib_fill(float4* __restrict__ a, float value, unsig
 
 extern "C" __global__ void calib_copy(const float4* __restrict__ a, float4* __restrict__ b, unsigned n) {
     const unsigned stride = gridDim.x * blockDim.x;
-    // Unrolled so that each thread keeps several loads in flight: the DRAM plateau needs it.
+    // Unrolled so that a thread of the resident grid (see calibration.cpp) issues several loads at once.
 #pragma unroll 4
     for (unsigned i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) b[i] = a[i];
 }

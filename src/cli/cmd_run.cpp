@@ -1,0 +1,196 @@
+// `kevo run TASK`: a search (CLI.md "kevo run"), or `--resume RUN_ID` to continue one.
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "backend/registry.hpp"
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "core/rng.hpp"
+#include "search/loop.hpp"
+#include "search/proposers/cmd.hpp"
+#include "search/proposers/llm.hpp"
+#include "search/proposers/replay.hpp"
+#include "search/proposers/tune.hpp"
+#include "store/store.hpp"
+#include "task/registry.hpp"
+
+namespace kevo::cli {
+
+namespace {
+
+struct RunCliOptions {
+    DeviceOptions device;
+    std::string task, profile, proposer = "tune", strategy = "one-plus-one", model, base_url, command, replay_dir,
+                resume, db = "kevo.db", roofline = "static", output_dir = "kevo-runs";
+    int iterations = 20, warmup = 3, repeat = 10, stagnation = 6, max_tokens = 8192, retries = 4;
+    double max_cost = 0, max_wall = 0, timeout = 60, temperature = 0.7, request_timeout = 300, command_timeout = 600,
+           price_in = 0, price_out = 0, retry_backoff = 1.0;
+    uint64_t seed = 0;
+    bool seed_given = false, json = false;
+};
+
+std::string api_key() {
+    for (const char* name : {"KEVO_API_KEY", "OPENAI_API_KEY"})
+        if (const char* v = std::getenv(name); v && *v) return v;
+    return {};
+}
+
+Expected<std::unique_ptr<Proposer>> make_proposer(const RunCliOptions& o) {
+    if (o.proposer == "tune") return make_tune_proposer();
+    if (o.proposer == "llm") {
+        if (o.base_url.empty()) return make_error("--proposer llm needs --base-url (an OpenAI-compatible endpoint, e.g. https://host/v1)");
+        if (o.model.empty()) return make_error("--proposer llm needs --model");
+        LlmOptions l;
+        l.base_url = o.base_url;
+        l.model = o.model;
+        l.api_key = api_key();
+        l.temperature = o.temperature;
+        l.max_tokens = o.max_tokens;
+        l.request_timeout_s = o.request_timeout;
+        l.max_retries = o.retries;
+        l.backoff_initial_s = o.retry_backoff;
+        l.price_prompt_per_mtok = o.price_in;
+        l.price_completion_per_mtok = o.price_out;
+        return make_llm_proposer(l);
+    }
+    if (o.proposer == "cmd") {
+        if (o.command.empty()) return make_error("--proposer cmd needs --command \"PROGRAM ARGS\" (prompt on stdin, answer on stdout)");
+        return make_cmd_proposer(CmdOptions{o.command, o.command_timeout});
+    }
+    if (o.proposer == "replay") {
+        if (o.replay_dir.empty()) return make_error("--proposer replay needs --replay DIR");
+        return make_replay_proposer(o.replay_dir);
+    }
+    return make_error(fmt::format("unknown proposer '{}'; expected tune, llm, cmd or replay", o.proposer));
+}
+
+int run(RunCliOptions& o) {
+    auto store = Store::open(o.db);
+    if (!store) return fail(store.error().message);
+    RunOptions options;
+    if (!o.resume.empty()) {
+        auto record = (*store)->load_run(o.resume);
+        if (!record) return fail(record.error().message);
+        options = run_options_from_json(record->settings);
+        // The proposer's own settings (endpoint, command, ...) come from the stored command line.
+        const auto& s = options.settings;
+        o.proposer = options.proposer;
+        o.model = s.value("model", o.model);
+        o.base_url = s.value("base_url", o.base_url);
+        o.command = s.value("command", o.command);
+        o.replay_dir = s.value("replay", o.replay_dir);
+        o.temperature = s.value("temperature", o.temperature);
+        o.max_tokens = s.value("max_tokens", o.max_tokens);
+        o.request_timeout = s.value("request_timeout", o.request_timeout);
+        o.retries = s.value("retries", o.retries);
+        o.retry_backoff = s.value("retry_backoff", o.retry_backoff);
+        o.command_timeout = s.value("command_timeout", o.command_timeout);
+        o.price_in = s.value("price_in", o.price_in);
+        o.price_out = s.value("price_out", o.price_out);
+    } else {
+        if (o.task.empty()) return fail("kevo run needs a TASK (or --resume RUN_ID)");
+        if (auto task = make_task(o.task); !task) return fail(task.error().message);
+        auto backend = resolve_backend_name(o.device.backend);
+        if (!backend) return fail(backend.error().message);
+        options.task = o.task;
+        options.backend = *backend;
+        options.device = o.device.device;
+        options.proposer = o.proposer;
+        options.strategy = o.strategy;
+        options.iterations = o.iterations;
+        options.max_wall_s = o.max_wall;
+        options.max_cost_usd = o.max_cost;
+        options.stagnation_window = o.stagnation;
+        options.warmup = o.warmup;
+        options.repeat = o.repeat;
+        options.timeout_s = o.timeout;
+        options.roofline = o.roofline == "workload" ? RooflineMode::workload : RooflineMode::static_peak;
+        options.seed = o.seed_given ? o.seed : rng::fresh_seed() & 0xFFFFFFFFull;
+        options.output_dir = o.output_dir;
+        options.settings = {{"model", o.model}, {"base_url", o.base_url}, {"command", o.command}, {"replay", o.replay_dir},
+                            {"temperature", o.temperature}, {"max_tokens", o.max_tokens},
+                            {"request_timeout", o.request_timeout}, {"retries", o.retries},
+                            {"retry_backoff", o.retry_backoff}, {"command_timeout", o.command_timeout},
+                            {"price_in", o.price_in}, {"price_out", o.price_out}};
+    }
+    if (options.strategy != "one-plus-one")
+        return fail(fmt::format("--strategy {} is not implemented yet; one-plus-one is", options.strategy));
+    auto proposer = make_proposer(o);
+    if (!proposer) return fail(proposer.error().message);
+
+    EvaluatorOptions eo;
+    eo.backend = options.backend;
+    eo.device = options.device;
+    Evaluator evaluator(eo);
+    auto info = evaluator.device();
+    if (!info) return fail(info.error().message);
+    if (o.resume.empty()) options.profile = resolve_profile(o.profile, *info);
+
+    SearchLoop loop(evaluator, **store, **proposer, [&](const std::string& line) { say(o.json, line); });
+    auto summary = o.resume.empty() ? loop.start(options) : loop.resume(o.resume);
+    if (!summary) return fail(summary.error().message);
+    if (o.json) {
+        print_json(summary->to_json());
+        return kExitOk;
+    }
+    const auto& s = *summary;
+    auto num = [](const std::optional<double>& v, const char* f) { return v ? fmt::format(fmt::runtime(f), *v) : std::string("-"); };
+    say(false, fmt::format("\nrun {} ({}; stopped: {})\n"
+                           "  seed score            {}\n"
+                           "  best score            {}\n"
+                           "  speed-up (in-dist.)   {}   (seed time / best time, side by side)\n"
+                           "  held-out fraction     {}   (seed: {}; best verdict there: {})\n"
+                           "  held-out speed-up     {}\n"
+                           "  best kernel           {}\n"
+                           "  report                kevo report {} --db {}",
+                           s.run_id, s.task, s.stop_reason, num(s.seed_score, "{:.4f}"), num(s.best_score, "{:.4f}"),
+                           num(s.speedup, "{:.3f}x"), num(s.heldout_fraction, "{:.4f}"), num(s.heldout_seed_fraction, "{:.4f}"),
+                           s.best_verdict_heldout, num(s.heldout_speedup, "{:.3f}x"), s.best_path, s.run_id, o.db));
+    return kExitOk;
+}
+
+}  // namespace
+
+void setup_run(CLI::App& app, int& exit_code) {
+    auto* cmd = app.add_subcommand("run", "search for a faster kernel; ends with the held-out gate");
+    auto o = std::make_shared<RunCliOptions>();
+    cmd->add_option("TASK", o->task, "task name (see `kevo tasks`)");
+    add_device_options(*cmd, o->device);
+    add_profile_option(*cmd, o->profile);
+    add_json_option(*cmd, o->json);
+    cmd->add_option("--proposer", o->proposer, "tune (built-in, default), llm, cmd or replay")
+        ->check(CLI::IsMember({"tune", "llm", "cmd", "replay"}));
+    cmd->add_option("--iterations", o->iterations, "proposals after the seed (default 20)")->check(CLI::Range(0, 100000));
+    cmd->add_option("--strategy", o->strategy, "one-plus-one (default)");
+    cmd->add_option("--model", o->model, "LLM model name (llm)");
+    cmd->add_option("--base-url", o->base_url, "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (llm); key from KEVO_API_KEY or OPENAI_API_KEY");
+    cmd->add_option("--temperature", o->temperature, "sampling temperature (llm, default 0.7)");
+    cmd->add_option("--max-tokens", o->max_tokens, "answer token limit (llm, default 8192)");
+    cmd->add_option("--request-timeout", o->request_timeout, "seconds per HTTP request (llm, default 300)");
+    cmd->add_option("--retries", o->retries, "retries after HTTP 429/5xx or a timeout (llm, default 4)");
+    cmd->add_option("--retry-backoff", o->retry_backoff, "first retry delay in seconds, doubling (llm, default 1)");
+    cmd->add_option("--price-in", o->price_in, "USD per million prompt tokens, for cost accounting (llm)");
+    cmd->add_option("--price-out", o->price_out, "USD per million completion tokens (llm)");
+    cmd->add_option("--command", o->command, "program that reads the prompt on stdin and answers on stdout (cmd)");
+    cmd->add_option("--command-timeout", o->command_timeout, "seconds the command may take per proposal (cmd, default 600)");
+    cmd->add_option("--replay", o->replay_dir, "folder of candidate files, used in name order (replay)");
+    cmd->add_option("--resume", o->resume, "continue the interrupted run RUN_ID");
+    cmd->add_option("--max-cost", o->max_cost, "stop once this many USD are spent (llm)");
+    cmd->add_option("--max-wall", o->max_wall, "stop after this many seconds");
+    cmd->add_option("--stagnation", o->stagnation, "iterations without improvement before optimisation dropout (default 6)");
+    cmd->add_option("--warmup", o->warmup, "untimed runs per size (default 3)");
+    cmd->add_option("--repeat", o->repeat, "timed runs per size (default 10)");
+    cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds (default 60)");
+    cmd->add_option("--roofline", o->roofline, "static or workload")->check(CLI::IsMember({"static", "workload"}));
+    cmd->add_option("--db", o->db, "SQLite store (default kevo.db)");
+    cmd->add_option("--out", o->output_dir, "folder for best kernels (default kevo-runs)");
+    auto* seed = cmd->add_option("--seed", o->seed, "seed of the proposer's randomness and the correctness inputs");
+    cmd->callback([&exit_code, o, seed] {
+        o->seed_given = seed->count() > 0;
+        exit_code = run(*o);
+    });
+}
+
+}  // namespace kevo::cli

@@ -1,0 +1,104 @@
+// See run_report.hpp.
+#include "report/run_report.hpp"
+
+#include <fmt/format.h>
+
+namespace kevo {
+
+namespace {
+nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+nlohmann::json opt(const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
+std::string num(const nlohmann::json& v, const char* format = "{:.4f}") {
+    return v.is_number() ? fmt::format(fmt::runtime(format), v.get<double>()) : std::string("-");
+}
+
+nlohmann::json run_json(const RunRecord& r) {
+    return {{"run_id", r.run_id}, {"task", r.task}, {"backend", r.backend}, {"device", r.device}, {"profile", r.profile},
+            {"proposer", r.proposer}, {"strategy", r.strategy}, {"status", r.status}, {"created_at", r.created_at},
+            {"updated_at", r.updated_at}, {"iterations_done", r.iterations_done}, {"seed_score", opt(r.seed_score)},
+            {"best_score", opt(r.best_score)}, {"best_candidate_id", opt(r.best_candidate_id)}, {"settings", r.settings},
+            {"summary", r.summary}};
+}
+}  // namespace
+
+Expected<nlohmann::json> run_report_json(Store& store, const std::string& run_id) {
+    auto run = store.load_run(run_id);
+    if (!run) return run.error();
+    // list_runs knows whether a "running" run's process is gone.
+    auto runs = store.list_runs();
+    if (runs)
+        for (const auto& r : *runs)
+            if (r.run_id == run_id) run->status = r.status;
+    nlohmann::json doc = run_json(*run);
+    auto iterations = store.load_iterations(run_id);
+    if (!iterations) return iterations.error();
+    doc["iterations"] = nlohmann::json::array();
+    int tokens = 0;
+    double cost = 0;
+    for (const auto& it : *iterations) {
+        tokens += it.prompt_tokens + it.completion_tokens;
+        cost += it.cost_usd;
+        doc["iterations"].push_back({{"iteration", it.iteration}, {"status", it.status},
+                                     {"verdict", it.verdict.empty() ? nlohmann::json(nullptr) : nlohmann::json(it.verdict)},
+                                     {"score", opt(it.score)}, {"diagnostics", it.diagnostics}, {"accepted", it.accepted},
+                                     {"candidate_id", opt(it.candidate_id)}, {"note", it.note}, {"seconds", it.seconds},
+                                     {"prompt_tokens", it.prompt_tokens}, {"completion_tokens", it.completion_tokens},
+                                     {"cost_usd", it.cost_usd}, {"result", it.result}});
+    }
+    doc["tokens"] = tokens;
+    doc["cost_usd"] = cost;
+    auto heldout = store.load_heldout(run_id);
+    if (!heldout) return heldout.error();
+    doc["heldout"] = nlohmann::json::array();
+    for (const auto& h : *heldout)
+        doc["heldout"].push_back({{"role", h.role}, {"candidate_id", h.candidate_id}, {"verdict", h.verdict},
+                                  {"fraction", opt(h.fraction)}, {"seconds", h.seconds}});
+    return doc;
+}
+
+Expected<nlohmann::json> all_runs_json(Store& store) {
+    auto runs = store.list_runs();
+    if (!runs) return runs.error();
+    nlohmann::json doc = {{"runs", nlohmann::json::array()}};
+    for (const auto& r : *runs) doc["runs"].push_back(run_json(r));
+    return doc;
+}
+
+std::string render_run_text(const nlohmann::json& d) {
+    std::string out = fmt::format("run {}  {}  {} on {} ({}), profile {}, proposer {}, {}\n", d["run_id"].get<std::string>(),
+                                  d["task"].get<std::string>(), d["status"].get<std::string>(), d["device"].get<std::string>(),
+                                  d["backend"].get<std::string>(), d["profile"].get<std::string>(),
+                                  d["proposer"].get<std::string>(), d["created_at"].get<std::string>());
+    out += fmt::format("\n{:>5}  {:<14} {:<14} {:>8}  {:<3}  {}\n", "iter", "status", "verdict", "score", "acc", "note / diagnostics");
+    for (const auto& it : d["iterations"]) {
+        std::string note = it["note"].get<std::string>();
+        if (it["verdict"].is_string() && it["verdict"] != "ok") note = it["diagnostics"].get<std::string>();
+        if (note.size() > 100) note = note.substr(0, 97) + "...";
+        for (auto& c : note)
+            if (c == '\n') c = ' ';
+        out += fmt::format("{:>5}  {:<14} {:<14} {:>8}  {:<3}  {}\n", it["iteration"].get<int>(), it["status"].get<std::string>(),
+                           it["verdict"].is_string() ? it["verdict"].get<std::string>() : "-", num(it["score"]),
+                           it["accepted"].get<bool>() ? "*" : "", note);
+    }
+    const auto& s = d["summary"];
+    if (s.is_object() && !s.empty())
+        out += fmt::format("\nseed {}  best {}  speed-up {}  held-out fraction {} (seed {})  held-out speed-up {}\nbest kernel: {}\n",
+                           num(s["seed_score"]), num(s["best_score"]), num(s["speedup"], "{:.3f}x"),
+                           num(s["heldout_fraction"]), num(s["heldout_seed_fraction"]), num(s["heldout_speedup"], "{:.3f}x"),
+                           s.value("best_path", ""));
+    if (d["tokens"].get<int>() > 0) out += fmt::format("tokens {}, cost ${:.4f}\n", d["tokens"].get<int>(), d["cost_usd"].get<double>());
+    return out;
+}
+
+std::string render_runs_text(const nlohmann::json& doc) {
+    std::string out = fmt::format("{:<22} {:<9} {:<11} {:<8} {:>5} {:>8} {:>8}  {}\n", "run", "task", "status", "proposer",
+                                  "iters", "seed", "best", "created");
+    for (const auto& r : doc["runs"])
+        out += fmt::format("{:<22} {:<9} {:<11} {:<8} {:>5} {:>8} {:>8}  {}\n", r["run_id"].get<std::string>(),
+                           r["task"].get<std::string>(), r["status"].get<std::string>(), r["proposer"].get<std::string>(),
+                           r["iterations_done"].get<int>(), num(r["seed_score"]), num(r["best_score"]),
+                           r["created_at"].get<std::string>());
+    return out;
+}
+
+}  // namespace kevo

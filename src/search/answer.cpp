@@ -1,0 +1,259 @@
+// Parsing a proposer's free-text answer: the longest fenced block that holds a kernel, else
+// SEARCH/REPLACE edits applied to the previous source, else a reason why nothing was usable.
+#include "search/answer.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <optional>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace kevo {
+namespace {
+
+std::string normalise_newlines(std::string_view text) {
+    std::string out;
+    out.reserve(text.size());
+    for (size_t i = 0; i < text.size(); ++i) {
+        if (text[i] == '\r') {
+            out += '\n';
+            if (i + 1 < text.size() && text[i + 1] == '\n') ++i;
+        } else {
+            out += text[i];
+        }
+    }
+    return out;
+}
+
+std::vector<std::string_view> split_lines(std::string_view text) {
+    std::vector<std::string_view> lines;
+    size_t start = 0;
+    while (start < text.size()) {
+        const size_t end = text.find('\n', start);
+        if (end == std::string_view::npos) {
+            lines.push_back(text.substr(start));
+            break;
+        }
+        lines.push_back(text.substr(start, end - start));
+        start = end + 1;
+    }
+    return lines;
+}
+
+std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return out;
+}
+
+// Tags under which a model plausibly writes kernel code; a block tagged python, json, text, ...
+// is an illustration, not a candidate.
+bool is_code_tag(std::string_view tag) {
+    static constexpr std::array<std::string_view, 14> kTags = {
+        "", "cuda", "cu", "cuh", "c", "cpp", "c++", "cxx", "h", "hpp", "opencl", "cl", "opencl-c", "clc"};
+    const std::string t = lower(tag);
+    return std::find(kTags.begin(), kTags.end(), t) != kTags.end();
+}
+
+struct FencedBlock {
+    std::string tag;
+    std::string body;
+};
+
+struct Fences {
+    std::vector<FencedBlock> blocks;
+    bool unterminated = false;
+};
+
+// A fence line is up to three spaces, then three or more backticks, then an optional info string
+// whose first word is the language tag.
+std::optional<std::pair<size_t, std::string>> fence_open(std::string_view line) {
+    size_t indent = 0;
+    while (indent < line.size() && indent < 4 && line[indent] == ' ') ++indent;
+    if (indent > 3) return std::nullopt;
+    line.remove_prefix(indent);
+    size_t ticks = 0;
+    while (ticks < line.size() && line[ticks] == '`') ++ticks;
+    if (ticks < 3) return std::nullopt;
+    std::string_view info = trim(line.substr(ticks));
+    if (info.find('`') != std::string_view::npos) return std::nullopt;  // inline code, not a fence
+    const size_t space = info.find_first_of(" \t{");
+    return std::make_pair(ticks, std::string(space == std::string_view::npos ? info : info.substr(0, space)));
+}
+
+bool fence_close(std::string_view line, size_t ticks) {
+    const std::string_view t = trim(line);
+    return t.size() >= ticks && std::all_of(t.begin(), t.end(), [](char c) { return c == '`'; });
+}
+
+Fences find_fences(const std::vector<std::string_view>& lines) {
+    Fences fences;
+    for (size_t i = 0; i < lines.size(); ++i) {
+        const auto open = fence_open(lines[i]);
+        if (!open) continue;
+        size_t j = i + 1;
+        std::string body;
+        while (j < lines.size() && !fence_close(lines[j], open->first)) {
+            body.append(lines[j]);
+            body += '\n';
+            ++j;
+        }
+        if (j == lines.size()) {
+            fences.unterminated = true;
+            break;
+        }
+        fences.blocks.push_back({open->second, std::move(body)});
+        i = j;
+    }
+    return fences;
+}
+
+bool holds_kernel(std::string_view code, Language language) {
+    if (language == Language::cuda) return code.find("__global__") != std::string_view::npos;
+    return code.find("__kernel") != std::string_view::npos || code.find("kernel void") != std::string_view::npos;
+}
+
+bool is_marker(std::string_view line, char c, std::string_view word) {
+    const std::string_view t = trim(line);
+    size_t n = 0;
+    while (n < t.size() && t[n] == c) ++n;
+    if (n < 5) return false;
+    return trim(t.substr(n)) == word;
+}
+
+struct Edit {
+    std::string search, replace;
+};
+
+struct Edits {
+    std::vector<Edit> edits;
+    std::string error;  // a malformed block
+};
+
+Edits find_edits(const std::vector<std::string_view>& lines) {
+    Edits out;
+    for (size_t i = 0; i < lines.size(); ++i) {
+        if (!is_marker(lines[i], '<', "SEARCH")) continue;
+        const size_t number = out.edits.size() + 1;
+        Edit edit;
+        size_t j = i + 1;
+        while (j < lines.size() && !is_marker(lines[j], '=', "")) {
+            edit.search.append(lines[j]);
+            edit.search += '\n';
+            ++j;
+        }
+        if (j == lines.size()) {
+            out.error = fmt::format("edit {}: no ======= after <<<<<<< SEARCH", number);
+            return out;
+        }
+        ++j;
+        while (j < lines.size() && !is_marker(lines[j], '>', "REPLACE")) {
+            edit.replace.append(lines[j]);
+            edit.replace += '\n';
+            ++j;
+        }
+        if (j == lines.size()) {
+            out.error = fmt::format("edit {}: no >>>>>>> REPLACE after =======", number);
+            return out;
+        }
+        out.edits.push_back(std::move(edit));
+        i = j;
+    }
+    return out;
+}
+
+// Occurrences of `needle` in `text` that start at the beginning of a line (edits replace whole
+// lines, so a match inside a line would corrupt it).
+std::vector<size_t> line_matches(const std::string& text, const std::string& needle) {
+    std::vector<size_t> found;
+    for (size_t pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + 1))
+        if (pos == 0 || text[pos - 1] == '\n') found.push_back(pos);
+    return found;
+}
+
+ParsedAnswer apply_edits(const std::vector<Edit>& edits, std::string_view previous_source) {
+    ParsedAnswer parsed;
+    if (trim(previous_source).empty()) {
+        parsed.reason = "the answer holds SEARCH/REPLACE edits but there is no previous source to apply them to";
+        return parsed;
+    }
+    std::string source = normalise_newlines(previous_source);
+    if (!source.empty() && source.back() != '\n') source += '\n';
+    for (size_t i = 0; i < edits.size(); ++i) {
+        const Edit& e = edits[i];
+        if (trim(e.search).empty()) {
+            parsed.reason = fmt::format("edit {} of {}: the SEARCH text is empty", i + 1, edits.size());
+            return parsed;
+        }
+        const auto found = line_matches(source, e.search);
+        if (found.size() != 1) {
+            const std::string first_line(trim(e.search.substr(0, e.search.find('\n'))));
+            parsed.reason = found.empty()
+                                ? fmt::format("edit {} of {}: SEARCH text not found in the previous source "
+                                              "(first line: \"{}\")", i + 1, edits.size(), first_line)
+                                : fmt::format("edit {} of {}: SEARCH text matches {} places in the previous source "
+                                              "(first line: \"{}\"); it must match exactly once",
+                                              i + 1, edits.size(), found.size(), first_line);
+            return parsed;
+        }
+        source.replace(found.front(), e.search.size(), e.replace);
+    }
+    parsed.ok = true;
+    parsed.source = std::move(source);
+    parsed.reason = fmt::format("{} search/replace edit{} applied", edits.size(), edits.size() == 1 ? "" : "s");
+    return parsed;
+}
+
+}  // namespace
+
+ParsedAnswer parse_answer(std::string_view answer, std::string_view previous_source, Language language) {
+    const std::string text = normalise_newlines(answer);
+    const auto lines = split_lines(text);
+    const Fences fences = find_fences(lines);
+
+    // The longest block wins: models often show a fragment first and the whole file after it.
+    const FencedBlock* best = nullptr;
+    bool other_language_kernel = false;
+    for (const auto& block : fences.blocks) {
+        if (!is_code_tag(block.tag)) continue;
+        // A block holding edit markers is an edit, not a whole file.
+        if (block.body.find("<<<<<<<") != std::string::npos) continue;
+        if (!holds_kernel(block.body, language)) {
+            const Language other = language == Language::cuda ? Language::opencl : Language::cuda;
+            other_language_kernel = other_language_kernel || holds_kernel(block.body, other);
+            continue;
+        }
+        if (!best || block.body.size() >= best->body.size()) best = &block;
+    }
+    if (best) {
+        ParsedAnswer parsed;
+        parsed.ok = true;
+        parsed.source = best->body;
+        parsed.reason = fmt::format("fenced block ({} lines)", std::count(best->body.begin(), best->body.end(), '\n'));
+        return parsed;
+    }
+
+    const Edits edits = find_edits(lines);
+    if (!edits.error.empty()) return {false, {}, edits.error};
+    if (!edits.edits.empty()) return apply_edits(edits.edits, previous_source);
+
+    ParsedAnswer parsed;
+    if (other_language_kernel)
+        parsed.reason = fmt::format("the fenced code holds a {} kernel but {} is required",
+                                    language == Language::cuda ? "OpenCL" : "CUDA", language_name(language));
+    else if (fences.unterminated)
+        parsed.reason = "a fenced code block is never closed (answer truncated?) and there are no edits";
+    else
+        parsed.reason = "no fenced code block with a kernel and no edits";
+    return parsed;
+}
+
+}  // namespace kevo

@@ -1,0 +1,12 @@
+// Writes tuned knob values back into a source as its defaults (the value moved to the front of its
+// `// kevo: tune` line), so a saved best kernel evaluates with the values that won.
+#pragma once
+
+#include <map>
+#include <string>
+
+namespace kevo {
+
+std::string apply_knob_defaults(const std::string& source, const std::map<std::string, std::string>& values);
+
+}  // namespace kevo

@@ -1,0 +1,71 @@
+// What a proposer sees (ProposalContext) and returns (Proposal), and the interface every
+// proposer implements: tune (built-in autotuner), llm (OpenAI-compatible endpoint), cmd (any
+// program: prompt on stdin, answer on stdout), replay (candidate files in order).
+// Held-out sizes and results never enter a ProposalContext.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "backend/backend.hpp"
+#include "eval/calibration.hpp"
+#include "eval/eval_types.hpp"
+#include "task/task.hpp"
+
+namespace kevo {
+
+struct Attempt {
+    int iteration = 0;
+    std::string source;
+    std::map<std::string, std::string> defines;  // knob values it was evaluated with
+    EvalResult result;                            // in-distribution sizes only
+};
+
+struct ProposalContext {
+    const TaskSpec* spec = nullptr;
+    Language language = Language::opencl;
+    std::string brief;                  // the task's brief.md
+    DeviceInfo device;
+    Calibration ceilings;
+    std::string profile;
+    int iteration = 0;                  // the iteration being proposed (1-based; 0 is the seed)
+    std::optional<Attempt> previous;    // the last evaluated attempt
+    Attempt incumbent;                  // the best so far (the seed at first)
+    std::vector<Attempt> history;       // a few recent attempts, oldest first
+    bool fresh_approach = false;        // optimisation dropout: history withheld, ask for a different approach
+    uint64_t seed = 0;                  // for stochastic proposers
+};
+
+struct Proposal {
+    enum class Status {
+        ok,          // source holds a candidate
+        no_code,     // the answer held no usable code (recorded; the loop goes on)
+        failed,      // the proposer could not answer (transport error after retries, program failed)
+        exhausted,   // nothing left to propose (replay at its end, tuner space covered)
+    };
+    Status status = Status::ok;
+    std::string source;
+    std::map<std::string, std::string> defines;  // knob values to evaluate with (tuner)
+    std::string prompt, answer;                  // the transcript
+    int prompt_tokens = 0, completion_tokens = 0;
+    double cost_usd = 0;
+    std::string note;                            // one line for the progress display and the store
+};
+
+class Proposer {
+public:
+    virtual ~Proposer() = default;
+    virtual std::string name() const = 0;
+    virtual Proposal propose(const ProposalContext& context) = 0;
+    // Every evaluated attempt, in order, including those replayed from the store on --resume, so
+    // that a proposer with memory (the tuner) never repeats a point.
+    virtual void observe(const Attempt&) {}
+    // On --resume: `count` proposals were already consumed by the interrupted run (a replay
+    // proposer moves past that many files; most proposers ignore it).
+    virtual void skip(int /*count*/) {}
+};
+
+}  // namespace kevo

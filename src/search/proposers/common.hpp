@@ -1,0 +1,23 @@
+// Small pieces shared by the external proposers (llm, cmd, replay) and the prompt: which source
+// SEARCH/REPLACE edits apply to, and turning a free-text answer into a Proposal.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "search/proposer.hpp"
+
+namespace kevo {
+
+// The source an edit answer is applied to: the previous attempt, or the incumbent when there is
+// none or when the prompt withheld it (optimisation dropout). The prompt says the same.
+const std::string& edit_base(const ProposalContext& context);
+
+// Fills source/status/note of `proposal` from `answer` (which it also stores as the transcript):
+// ok with the parsed source, or no_code with the parser's reason.
+void fill_from_answer(Proposal& proposal, std::string answer, const ProposalContext& context);
+
+// The last `max_chars` characters of `text` on one line (newlines folded), for notes.
+std::string tail_one_line(std::string_view text, size_t max_chars = 200);
+
+}  // namespace kevo

@@ -1,0 +1,67 @@
+// What a search run stores: the run, every iteration (with its candidate, transcript and
+// evaluation), and the held-out gate. Plain data shared by the store, the loop and the reports.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace kevo {
+
+struct RunRecord {
+    std::string run_id;            // "r" + UTC timestamp + random suffix, unique
+    std::string task, backend, device, profile;
+    std::string proposer, strategy;
+    nlohmann::json settings;       // every option the run was started with (for --resume and reports)
+    std::string status = "running";  // "running" | "finished" | "interrupted" (running but its process is gone)
+    std::string created_at, updated_at;  // ISO-8601 UTC
+    int iterations_done = 0;       // iterations fully recorded (the seed evaluation is iteration 0)
+    std::optional<double> seed_score, best_score;
+    std::optional<int64_t> best_candidate_id;
+    nlohmann::json summary;        // the final summary (held-out gate etc.) once finished
+    int pid = 0;                   // process that runs it, to tell "running" from "interrupted"
+};
+
+struct CandidateRecord {
+    int64_t id = 0;
+    std::string run_id;
+    std::string hash;              // content hash of (source, defines)
+    std::optional<int64_t> parent_id;
+    std::string proposer;
+    std::string source;
+    std::map<std::string, std::string> defines;
+};
+
+// One iteration of the loop: what the proposer was asked and answered, what came of it.
+struct IterationRecord {
+    std::string run_id;
+    int iteration = 0;
+    std::optional<int64_t> candidate_id;  // absent when the proposer produced no usable code
+    std::string status;            // "evaluated" | "no_code" | "proposer_error" | "duplicate"
+    std::string verdict;           // eval verdict when evaluated
+    std::optional<double> score;
+    std::string diagnostics;
+    bool accepted = false;         // became the incumbent
+    std::string prompt, answer;    // the whole transcript of this iteration
+    int prompt_tokens = 0, completion_tokens = 0;
+    double cost_usd = 0;
+    double seconds = 0;            // wall time of the iteration
+    nlohmann::json result;         // the EvalResult JSON, when evaluated
+    std::string note;              // proposer's note ("BX=32 BY=8", "HTTP 429, retried 3x", ...)
+};
+
+struct HeldoutRecord {
+    std::string run_id;
+    std::string role;              // "seed" | "best"
+    int64_t candidate_id = 0;
+    std::string verdict;
+    std::optional<double> fraction;
+    double seconds = 0;            // median time at the held-out size
+    nlohmann::json result;
+};
+
+}  // namespace kevo

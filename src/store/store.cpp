@@ -1,0 +1,426 @@
+// The SQLite store behind `kevo run` and `kevo report` (see store.hpp). Each write is a single
+// statement in autocommit mode, i.e. its own transaction, so a process killed at any point
+// leaves every earlier write intact; WAL lets readers (reports) run beside a writing run.
+#include "store/store.hpp"
+
+#include <signal.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ctime>
+#include <filesystem>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "store/migrations.hpp"
+#include "store/sqlite_statement.hpp"
+
+namespace kevo {
+namespace {
+
+using nlohmann::json;
+
+// Holds the connection's own (recursive) mutex for a whole Store call, so that calls from
+// several threads do not interleave their statements or read each other's error messages.
+class ConnectionLock {
+public:
+    explicit ConnectionLock(sqlite3* db) : mutex_(sqlite3_db_mutex(db)) { sqlite3_mutex_enter(mutex_); }
+    ~ConnectionLock() { sqlite3_mutex_leave(mutex_); }
+    ConnectionLock(const ConnectionLock&) = delete;
+    ConnectionLock& operator=(const ConnectionLock&) = delete;
+
+private:
+    sqlite3_mutex* mutex_;
+};
+
+// JSON is stored as text; a null document as SQL NULL. Invalid UTF-8 (compiler logs can hold
+// any bytes) is replaced rather than thrown on.
+std::optional<std::string> json_text(const json& value) {
+    if (value.is_null()) return std::nullopt;
+    return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+Expected<json> parse_json_column(const Statement& stmt, int column, const std::string& path,
+                                 std::string_view what) {
+    if (stmt.is_null(column)) return json();
+    json value = json::parse(stmt.text(column), nullptr, false);
+    if (value.is_discarded()) return make_error(fmt::format("{}: {} is not valid JSON", path, what));
+    return value;
+}
+
+// A "running" run whose process is gone was interrupted (killed, crashed, machine rebooted).
+bool process_alive(int pid) {
+    if (pid <= 0) return false;
+    // EPERM means the process exists but belongs to someone else.
+    return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+}
+
+std::string effective_status(const std::string& status, int pid) {
+    if (status == "running" && !process_alive(pid)) return "interrupted";
+    return status;
+}
+
+constexpr const char* kRunColumns =
+    "run_id, task, backend, device, profile, proposer, strategy, settings, status, created_at, "
+    "updated_at, iterations_done, seed_score, best_score, best_candidate_id, summary, pid";
+
+Expected<RunRecord> read_run(const Statement& stmt, const std::string& path) {
+    RunRecord run;
+    run.run_id = stmt.text(0);
+    run.task = stmt.text(1);
+    run.backend = stmt.text(2);
+    run.device = stmt.text(3);
+    run.profile = stmt.text(4);
+    run.proposer = stmt.text(5);
+    run.strategy = stmt.text(6);
+    auto settings = parse_json_column(stmt, 7, path, fmt::format("the settings of run '{}'", run.run_id));
+    if (!settings) return settings.error();
+    run.settings = std::move(*settings);
+    run.pid = static_cast<int>(stmt.int64(16));
+    run.status = effective_status(stmt.text(8), run.pid);
+    run.created_at = stmt.text(9);
+    run.updated_at = stmt.text(10);
+    run.iterations_done = static_cast<int>(stmt.int64(11));
+    run.seed_score = stmt.opt_real(12);
+    run.best_score = stmt.opt_real(13);
+    run.best_candidate_id = stmt.opt_int(14);
+    auto summary = parse_json_column(stmt, 15, path, fmt::format("the summary of run '{}'", run.run_id));
+    if (!summary) return summary.error();
+    run.summary = std::move(*summary);
+    return run;
+}
+
+Expected<CandidateRecord> read_candidate(const Statement& stmt, const std::string& path) {
+    CandidateRecord candidate;
+    candidate.id = stmt.int64(0);
+    candidate.run_id = stmt.text(1);
+    candidate.hash = stmt.text(2);
+    candidate.parent_id = stmt.opt_int(3);
+    candidate.proposer = stmt.text(4);
+    candidate.source = stmt.text(5);
+    const std::string what = fmt::format("the defines of candidate {}", candidate.id);
+    auto defines = parse_json_column(stmt, 6, path, what);
+    if (!defines) return defines.error();
+    if (!defines->is_object()) return make_error(fmt::format("{}: {} are not a JSON object", path, what));
+    for (const auto& [name, value] : defines->items()) {
+        if (!value.is_string()) return make_error(fmt::format("{}: {}: '{}' is not a string", path, what, name));
+        candidate.defines.emplace(name, value.get<std::string>());
+    }
+    return candidate;
+}
+
+Error no_run(const std::string& run_id, const std::string& path) {
+    return make_error(fmt::format("no run '{}' in {}", run_id, path));
+}
+
+// Opens the connection and applies the settings every kevo connection uses.
+Expected<sqlite3*> open_connection(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec))
+        return make_error(fmt::format("cannot open database '{}': it is a directory", path));
+
+    sqlite3* db = nullptr;
+    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+    if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+        std::string message = db ? sqlite3_errmsg(db) : "out of memory";
+        // SQLite's "unable to open database file" does not say why; the usual reasons do.
+        const std::filesystem::path parent = std::filesystem::absolute(path, ec).parent_path();
+        if (!std::filesystem::is_directory(parent, ec))
+            message += fmt::format(" (folder '{}' does not exist)", parent.string());
+        else if (::access(parent.c_str(), W_OK) != 0)
+            message += fmt::format(" (folder '{}' is not writable)", parent.string());
+        sqlite3_close_v2(db);
+        return make_error(fmt::format("cannot open database '{}': {}", path, message));
+    }
+    auto fail = [&](std::string message) -> Expected<sqlite3*> {
+        sqlite3_close_v2(db);
+        return make_error(fmt::format("cannot open database '{}': {}", path, message));
+    };
+    // SQLite quietly falls back to read-only when the file is not writable; a store must write.
+    if (sqlite3_db_readonly(db, "main") == 1) return fail("the file is read-only (check its permissions)");
+    sqlite3_extended_result_codes(db, 1);
+    sqlite3_busy_timeout(db, 5000);
+
+    // The first statement reads the file, so this is where "file is not a database" shows up.
+    for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
+        // journal_mode answers with a row that is not checked: some file systems cannot do WAL
+        // and keep a rollback journal, which is still correct, only slower beside readers.
+        if (sqlite3_exec(db, pragma, nullptr, nullptr, nullptr) != SQLITE_OK) return fail(sqlite3_errmsg(db));
+    }
+    if (auto ok = migrate_schema(db, path); !ok) {
+        sqlite3_close_v2(db);
+        return ok.error();
+    }
+    return db;
+}
+
+}  // namespace
+
+Expected<std::unique_ptr<Store>> Store::open(const std::string& path) {
+    if (path.empty()) return make_error("cannot open database '': the path is empty");
+    auto db = open_connection(path);
+    if (!db) return db.error();
+    return std::unique_ptr<Store>(new Store(*db, path));
+}
+
+Store::~Store() { sqlite3_close_v2(db_); }
+
+Expected<void> Store::create_run(const RunRecord& run) {
+    ConnectionLock lock(db_);
+    auto stmt = Statement::prepare(
+        db_,
+        fmt::format("INSERT INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                    "?12, ?13, ?14, ?15, ?16, ?17)",
+                    kRunColumns),
+        path_);
+    if (!stmt) return stmt.error();
+    const std::string now = utc_now_iso8601();
+    stmt->bind_text(1, run.run_id)
+        .bind_text(2, run.task)
+        .bind_text(3, run.backend)
+        .bind_text(4, run.device)
+        .bind_text(5, run.profile)
+        .bind_text(6, run.proposer)
+        .bind_text(7, run.strategy)
+        .bind_opt_text(8, json_text(run.settings))
+        .bind_text(9, run.status)
+        .bind_text(10, run.created_at.empty() ? now : run.created_at)
+        .bind_text(11, now)
+        .bind_int(12, run.iterations_done)
+        .bind_opt_real(13, run.seed_score)
+        .bind_opt_real(14, run.best_score)
+        .bind_opt_int(15, run.best_candidate_id)
+        .bind_opt_text(16, json_text(run.summary))
+        .bind_int(17, run.pid);
+    return stmt->run(fmt::format("cannot create run '{}'", run.run_id));
+}
+
+Expected<void> Store::update_run(const RunRecord& run) {
+    ConnectionLock lock(db_);
+    // created_at is the run's identity in time (and its place in list_runs): never rewritten.
+    auto stmt = Statement::prepare(db_,
+                                   "UPDATE runs SET task = ?2, backend = ?3, device = ?4, profile = ?5, "
+                                   "proposer = ?6, strategy = ?7, settings = ?8, status = ?9, updated_at = ?10, "
+                                   "iterations_done = ?11, seed_score = ?12, best_score = ?13, "
+                                   "best_candidate_id = ?14, summary = ?15, pid = ?16 WHERE run_id = ?1",
+                                   path_);
+    if (!stmt) return stmt.error();
+    stmt->bind_text(1, run.run_id)
+        .bind_text(2, run.task)
+        .bind_text(3, run.backend)
+        .bind_text(4, run.device)
+        .bind_text(5, run.profile)
+        .bind_text(6, run.proposer)
+        .bind_text(7, run.strategy)
+        .bind_opt_text(8, json_text(run.settings))
+        .bind_text(9, run.status)
+        .bind_text(10, utc_now_iso8601())
+        .bind_int(11, run.iterations_done)
+        .bind_opt_real(12, run.seed_score)
+        .bind_opt_real(13, run.best_score)
+        .bind_opt_int(14, run.best_candidate_id)
+        .bind_opt_text(15, json_text(run.summary))
+        .bind_int(16, run.pid);
+    if (auto ok = stmt->run(fmt::format("cannot update run '{}'", run.run_id)); !ok) return ok;
+    if (sqlite3_changes(db_) == 0) return no_run(run.run_id, path_);
+    return {};
+}
+
+Expected<RunRecord> Store::load_run(const std::string& run_id) {
+    ConnectionLock lock(db_);
+    auto stmt = Statement::prepare(db_, fmt::format("SELECT {} FROM runs WHERE run_id = ?1", kRunColumns), path_);
+    if (!stmt) return stmt.error();
+    stmt->bind_text(1, run_id);
+    auto row = stmt->step(fmt::format("cannot load run '{}'", run_id));
+    if (!row) return row.error();
+    if (!*row) return no_run(run_id, path_);
+    return read_run(*stmt, path_);
+}
+
+Expected<std::vector<RunRecord>> Store::list_runs() {
+    ConnectionLock lock(db_);
+    auto stmt = Statement::prepare(
+        db_, fmt::format("SELECT {} FROM runs ORDER BY created_at DESC, rowid DESC", kRunColumns), path_);
+    if (!stmt) return stmt.error();
+    std::vector<RunRecord> runs;
+    for (;;) {
+        auto row = stmt->step("cannot list runs");
+        if (!row) return row.error();
+        if (!*row) break;
+        auto run = read_run(*stmt, path_);
+        if (!run) return run.error();
+        runs.push_back(std::move(*run));
+    }
+    return runs;
+}
+
+Expected<int64_t> Store::add_candidate(const CandidateRecord& candidate) {
+    ConnectionLock lock(db_);
+    json defines = json::object();
+    for (const auto& [name, value] : candidate.defines) defines[name] = value;
+    auto insert = Statement::prepare(db_,
+                                     "INSERT INTO candidates (run_id, hash, parent_id, proposer, source, defines) "
+                                     "VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (run_id, hash) DO NOTHING",
+                                     path_);
+    if (!insert) return insert.error();
+    insert->bind_text(1, candidate.run_id)
+        .bind_text(2, candidate.hash)
+        .bind_opt_int(3, candidate.parent_id)
+        .bind_text(4, candidate.proposer)
+        .bind_text(5, candidate.source)
+        .bind_text(6, *json_text(defines));
+    const std::string what = fmt::format("cannot add candidate {} of run '{}'", candidate.hash, candidate.run_id);
+    if (auto ok = insert->run(what); !ok) return ok.error();
+
+    // Whether it was just inserted or already there, the row now exists; candidates are never
+    // deleted, so a separate read is race-free.
+    auto select = Statement::prepare(db_, "SELECT id FROM candidates WHERE run_id = ?1 AND hash = ?2", path_);
+    if (!select) return select.error();
+    select->bind_text(1, candidate.run_id).bind_text(2, candidate.hash);
+    auto row = select->step(what);
+    if (!row) return row.error();
+    assert(*row && "a candidate row vanished right after its insert");
+    return select->int64(0);
+}
+
+Expected<CandidateRecord> Store::load_candidate(int64_t id) {
+    ConnectionLock lock(db_);
+    auto stmt = Statement::prepare(
+        db_, "SELECT id, run_id, hash, parent_id, proposer, source, defines FROM candidates WHERE id = ?1", path_);
+    if (!stmt) return stmt.error();
+    stmt->bind_int(1, id);
+    auto row = stmt->step(fmt::format("cannot load candidate {}", id));
+    if (!row) return row.error();
+    if (!*row) return make_error(fmt::format("no candidate {} in {}", id, path_));
+    return read_candidate(*stmt, path_);
+}
+
+Expected<void> Store::add_iteration(const IterationRecord& it) {
+    ConnectionLock lock(db_);
+    // REPLACE: an iteration that was interrupted and is re-run overwrites its earlier row.
+    auto stmt = Statement::prepare(
+        db_,
+        "INSERT OR REPLACE INTO iterations (run_id, iteration, candidate_id, status, verdict, score, "
+        "diagnostics, accepted, prompt, answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note) "
+        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        path_);
+    if (!stmt) return stmt.error();
+    stmt->bind_text(1, it.run_id)
+        .bind_int(2, it.iteration)
+        .bind_opt_int(3, it.candidate_id)
+        .bind_text(4, it.status)
+        .bind_text(5, it.verdict)
+        .bind_opt_real(6, it.score)
+        .bind_text(7, it.diagnostics)
+        .bind_int(8, it.accepted ? 1 : 0)
+        .bind_text(9, it.prompt)
+        .bind_text(10, it.answer)
+        .bind_int(11, it.prompt_tokens)
+        .bind_int(12, it.completion_tokens)
+        .bind_real(13, it.cost_usd)
+        .bind_real(14, it.seconds)
+        .bind_opt_text(15, json_text(it.result))
+        .bind_text(16, it.note);
+    return stmt->run(fmt::format("cannot add iteration {} of run '{}'", it.iteration, it.run_id));
+}
+
+Expected<std::vector<IterationRecord>> Store::load_iterations(const std::string& run_id) {
+    ConnectionLock lock(db_);
+    auto stmt = Statement::prepare(
+        db_,
+        "SELECT run_id, iteration, candidate_id, status, verdict, score, diagnostics, accepted, prompt, "
+        "answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note "
+        "FROM iterations WHERE run_id = ?1 ORDER BY iteration",
+        path_);
+    if (!stmt) return stmt.error();
+    stmt->bind_text(1, run_id);
+    std::vector<IterationRecord> iterations;
+    for (;;) {
+        auto row = stmt->step(fmt::format("cannot load the iterations of run '{}'", run_id));
+        if (!row) return row.error();
+        if (!*row) break;
+        IterationRecord it;
+        it.run_id = stmt->text(0);
+        it.iteration = static_cast<int>(stmt->int64(1));
+        it.candidate_id = stmt->opt_int(2);
+        it.status = stmt->text(3);
+        it.verdict = stmt->text(4);
+        it.score = stmt->opt_real(5);
+        it.diagnostics = stmt->text(6);
+        it.accepted = stmt->int64(7) != 0;
+        it.prompt = stmt->text(8);
+        it.answer = stmt->text(9);
+        it.prompt_tokens = static_cast<int>(stmt->int64(10));
+        it.completion_tokens = static_cast<int>(stmt->int64(11));
+        it.cost_usd = stmt->real(12);
+        it.seconds = stmt->real(13);
+        auto result = parse_json_column(*stmt, 14, path_,
+                                        fmt::format("the result of iteration {} of run '{}'", it.iteration, run_id));
+        if (!result) return result.error();
+        it.result = std::move(*result);
+        it.note = stmt->text(15);
+        iterations.push_back(std::move(it));
+    }
+    return iterations;
+}
+
+Expected<void> Store::add_heldout(const HeldoutRecord& heldout) {
+    ConnectionLock lock(db_);
+    auto stmt = Statement::prepare(db_,
+                                   "INSERT OR REPLACE INTO heldout (run_id, role, candidate_id, verdict, fraction, "
+                                   "seconds, result) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                   path_);
+    if (!stmt) return stmt.error();
+    stmt->bind_text(1, heldout.run_id)
+        .bind_text(2, heldout.role)
+        .bind_int(3, heldout.candidate_id)
+        .bind_text(4, heldout.verdict)
+        .bind_opt_real(5, heldout.fraction)
+        .bind_real(6, heldout.seconds)
+        .bind_opt_text(7, json_text(heldout.result));
+    return stmt->run(fmt::format("cannot add the held-out result '{}' of run '{}'", heldout.role, heldout.run_id));
+}
+
+Expected<std::vector<HeldoutRecord>> Store::load_heldout(const std::string& run_id) {
+    ConnectionLock lock(db_);
+    // "seed" before "best" reads naturally in reports; any other role follows by name.
+    auto stmt = Statement::prepare(db_,
+                                   "SELECT run_id, role, candidate_id, verdict, fraction, seconds, result "
+                                   "FROM heldout WHERE run_id = ?1 "
+                                   "ORDER BY CASE role WHEN 'seed' THEN 0 WHEN 'best' THEN 1 ELSE 2 END, role",
+                                   path_);
+    if (!stmt) return stmt.error();
+    stmt->bind_text(1, run_id);
+    std::vector<HeldoutRecord> rows;
+    for (;;) {
+        auto row = stmt->step(fmt::format("cannot load the held-out results of run '{}'", run_id));
+        if (!row) return row.error();
+        if (!*row) break;
+        HeldoutRecord h;
+        h.run_id = stmt->text(0);
+        h.role = stmt->text(1);
+        h.candidate_id = stmt->int64(2);
+        h.verdict = stmt->text(3);
+        h.fraction = stmt->opt_real(4);
+        h.seconds = stmt->real(5);
+        auto result = parse_json_column(*stmt, 6, path_,
+                                        fmt::format("the held-out result '{}' of run '{}'", h.role, run_id));
+        if (!result) return result.error();
+        h.result = std::move(*result);
+        rows.push_back(std::move(h));
+    }
+    return rows;
+}
+
+std::string utc_now_iso8601() {
+    const std::time_t now = std::time(nullptr);
+    std::tm utc{};
+    gmtime_r(&now, &utc);
+    char text[32];
+    const size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
+    return std::string(text, n);
+}
+
+}  // namespace kevo

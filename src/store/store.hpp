@@ -1,0 +1,48 @@
+// The SQLite store (WAL mode): runs, candidates (deduplicated by content hash within a run),
+// iterations with transcripts and evaluations, held-out results. Every write is its own
+// transaction, so a run killed at any point loses at most the iteration in flight.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/expected.hpp"
+#include "store/records.hpp"
+
+struct sqlite3;
+
+namespace kevo {
+
+class Store {
+public:
+    // Opens (creating and migrating as needed) the database at `path`.
+    static Expected<std::unique_ptr<Store>> open(const std::string& path);
+    ~Store();
+    Store(const Store&) = delete;
+    Store& operator=(const Store&) = delete;
+
+    Expected<void> create_run(const RunRecord& run);
+    Expected<void> update_run(const RunRecord& run);  // by run_id; sets updated_at
+    Expected<RunRecord> load_run(const std::string& run_id);  // error names the id when absent
+    Expected<std::vector<RunRecord>> list_runs();     // newest first; "running" runs whose pid is gone read as "interrupted"
+
+    // Returns the id of the candidate with this (run_id, hash), inserting it if new.
+    Expected<int64_t> add_candidate(const CandidateRecord& candidate);
+    Expected<CandidateRecord> load_candidate(int64_t id);
+    Expected<void> add_iteration(const IterationRecord& iteration);  // replaces a row with the same (run, iteration)
+    Expected<std::vector<IterationRecord>> load_iterations(const std::string& run_id);  // by iteration
+    Expected<void> add_heldout(const HeldoutRecord& heldout);
+    Expected<std::vector<HeldoutRecord>> load_heldout(const std::string& run_id);
+
+    const std::string& path() const { return path_; }
+
+private:
+    Store(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
+    sqlite3* db_;
+    std::string path_;
+};
+
+std::string utc_now_iso8601();
+
+}  // namespace kevo

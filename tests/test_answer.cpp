@@ -1,0 +1,204 @@
+// parse_answer: fenced blocks (longest kernel wins), SEARCH/REPLACE edits, and answers with
+// nothing usable.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "search/answer.hpp"
+
+namespace kevo {
+namespace {
+
+const std::string kPrevious =
+    "// kevo: launch heat_step block=16,16\n"
+    "__kernel void heat_step(__global const float* u_in, __global float* u_out, uint nx, uint ny, float alpha) {\n"
+    "    const uint x = get_global_id(0);\n"
+    "    const uint y = get_global_id(1);\n"
+    "    if (x >= nx || y >= ny) return;\n"
+    "    u_out[y * nx + x] = u_in[y * nx + x];\n"
+    "}\n";
+
+TEST(Answer, LongestKernelBlockChosenAmongSeveral) {
+    const std::string answer =
+        "Here is the idea:\n"
+        "```cuda\n"
+        "__global__ void k() {}\n"
+        "```\n"
+        "And the complete file:\n"
+        "```cuda\n"
+        "// full version\n"
+        "extern \"C\" __global__ void heat_step(const float* a, float* b, unsigned nx, unsigned ny, float alpha) {\n"
+        "    unsigned x = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "}\n"
+        "```\n"
+        "A shorter note:\n"
+        "```cu\n"
+        "__global__ void k2() { }\n"
+        "```\n";
+    const ParsedAnswer p = parse_answer(answer, "", Language::cuda);
+    ASSERT_TRUE(p.ok) << p.reason;
+    EXPECT_EQ(p.source.rfind("// full version\n", 0), 0u);
+    EXPECT_NE(p.source.find("heat_step"), std::string::npos);
+    EXPECT_EQ(p.source.find("```"), std::string::npos);
+    EXPECT_EQ(p.source.back(), '\n');
+}
+
+TEST(Answer, BlockWithoutKernelIgnored) {
+    // The longest block is a host-side illustration with no kernel; the shorter kernel block wins.
+    const std::string answer =
+        "```c\n"
+        "// host code, a long illustration that is not a kernel at all\n"
+        "int main() { for (int i = 0; i < 100; ++i) { launch(); launch(); launch(); } return 0; }\n"
+        "```\n"
+        "```opencl\n"
+        "__kernel void heat_step(__global float* u) { }\n"
+        "```\n"
+        "```python\n"
+        "# __kernel void in a python block is an illustration and long enough to win if it counted\n"
+        "```\n";
+    const ParsedAnswer p = parse_answer(answer, "", Language::opencl);
+    ASSERT_TRUE(p.ok) << p.reason;
+    EXPECT_EQ(p.source, "__kernel void heat_step(__global float* u) { }\n");
+
+    // The same block is not a CUDA kernel: nothing usable, and the reason says what was found.
+    const ParsedAnswer q = parse_answer(answer, "", Language::cuda);
+    EXPECT_FALSE(q.ok);
+    EXPECT_NE(q.reason.find("OpenCL"), std::string::npos) << q.reason;
+}
+
+TEST(Answer, UntaggedBlockAndKernelVoidSpellingAccepted) {
+    const ParsedAnswer p = parse_answer("```\nkernel void f(global float* a) { a[0] = 1; }\n```", "", Language::opencl);
+    ASSERT_TRUE(p.ok) << p.reason;
+    EXPECT_EQ(p.source, "kernel void f(global float* a) { a[0] = 1; }\n");
+}
+
+TEST(Answer, EditsAppliedInOrder) {
+    const std::string answer =
+        "Two changes:\n"
+        "<<<<<<< SEARCH\n"
+        "// kevo: launch heat_step block=16,16\n"
+        "=======\n"
+        "// kevo: launch heat_step block=32,8\n"
+        ">>>>>>> REPLACE\n"
+        "and\n"
+        "```\n"
+        "<<<<<<< SEARCH\n"
+        "    u_out[y * nx + x] = u_in[y * nx + x];\n"
+        "=======\n"
+        "    const float c = u_in[y * nx + x];\n"
+        "    u_out[y * nx + x] = c;\n"
+        ">>>>>>> REPLACE\n"
+        "```\n";
+    const ParsedAnswer p = parse_answer(answer, kPrevious, Language::opencl);
+    ASSERT_TRUE(p.ok) << p.reason;
+    EXPECT_NE(p.reason.find("2"), std::string::npos) << p.reason;
+    std::string expected = kPrevious;
+    expected.replace(expected.find("block=16,16"), 11, "block=32,8");
+    const std::string old_line = "    u_out[y * nx + x] = u_in[y * nx + x];\n";
+    expected.replace(expected.find(old_line), old_line.size(),
+                     "    const float c = u_in[y * nx + x];\n    u_out[y * nx + x] = c;\n");
+    EXPECT_EQ(p.source, expected);
+}
+
+TEST(Answer, EditThatDeletesLines) {
+    const std::string answer =
+        "<<<<<<< SEARCH\n"
+        "    if (x >= nx || y >= ny) return;\n"
+        "=======\n"
+        ">>>>>>> REPLACE\n";
+    const ParsedAnswer p = parse_answer(answer, kPrevious, Language::opencl);
+    ASSERT_TRUE(p.ok) << p.reason;
+    EXPECT_EQ(p.source.find("return;"), std::string::npos);
+    EXPECT_NE(p.source.find("get_global_id(1);\n    u_out"), std::string::npos);
+}
+
+TEST(Answer, EditWithAbsentSearchTextRejected) {
+    const std::string answer =
+        "<<<<<<< SEARCH\n"
+        "// kevo: launch heat_step block=16,16\n"
+        "=======\n"
+        "// kevo: launch heat_step block=64,4\n"
+        ">>>>>>> REPLACE\n"
+        "<<<<<<< SEARCH\n"
+        "    this line is not in the source;\n"
+        "=======\n"
+        "    whatever;\n"
+        ">>>>>>> REPLACE\n";
+    const ParsedAnswer p = parse_answer(answer, kPrevious, Language::opencl);
+    EXPECT_FALSE(p.ok);
+    EXPECT_TRUE(p.source.empty());
+    EXPECT_NE(p.reason.find("edit 2"), std::string::npos) << p.reason;
+    EXPECT_NE(p.reason.find("not found"), std::string::npos) << p.reason;
+}
+
+TEST(Answer, EditWithAmbiguousSearchTextRejected) {
+    const std::string answer =
+        "<<<<<<< SEARCH\n"
+        "    const uint x = get_global_id(0);\n"
+        "    const uint y = get_global_id(1);\n"
+        "=======\n"
+        "    const uint x = get_global_id(0) * 2;\n"
+        ">>>>>>> REPLACE\n";
+    const std::string doubled = kPrevious + kPrevious;
+    const ParsedAnswer p = parse_answer(answer, doubled, Language::opencl);
+    EXPECT_FALSE(p.ok);
+    EXPECT_NE(p.reason.find("edit 1"), std::string::npos) << p.reason;
+    EXPECT_NE(p.reason.find("2 places"), std::string::npos) << p.reason;
+    // A SEARCH text that is only part of a line does not match mid-line.
+    const ParsedAnswer q = parse_answer("<<<<<<< SEARCH\nget_global_id(0);\n=======\nx\n>>>>>>> REPLACE\n", kPrevious,
+                                        Language::opencl);
+    EXPECT_FALSE(q.ok);
+}
+
+TEST(Answer, EditsWithoutPreviousSourceRejected) {
+    const ParsedAnswer p = parse_answer("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n", "", Language::cuda);
+    EXPECT_FALSE(p.ok);
+    EXPECT_NE(p.reason.find("no previous source"), std::string::npos) << p.reason;
+}
+
+TEST(Answer, UnterminatedEditRejected) {
+    const ParsedAnswer p = parse_answer("<<<<<<< SEARCH\na\n=======\nb\n", kPrevious, Language::cuda);
+    EXPECT_FALSE(p.ok);
+    EXPECT_NE(p.reason.find("REPLACE"), std::string::npos) << p.reason;
+}
+
+TEST(Answer, ProseOnlyIsNotOk) {
+    const ParsedAnswer p = parse_answer(
+        "I would use shared memory tiles and a larger block, which should improve reuse of the halo cells.",
+        kPrevious, Language::opencl);
+    EXPECT_FALSE(p.ok);
+    EXPECT_TRUE(p.source.empty());
+    EXPECT_EQ(p.reason, "no fenced code block with a kernel and no edits");
+}
+
+TEST(Answer, TruncatedFenceNamed) {
+    const ParsedAnswer p = parse_answer("```cuda\n__global__ void k(float* a) {\n  a[0] = 1;\n", "", Language::cuda);
+    EXPECT_FALSE(p.ok);
+    EXPECT_NE(p.reason.find("never closed"), std::string::npos) << p.reason;
+}
+
+TEST(Answer, CrlfAnswersWork) {
+    const std::string fenced = "Answer:\r\n```cuda\r\n__global__ void k(float* a) {\r\n  a[0] = 1;\r\n}\r\n```\r\n";
+    const ParsedAnswer p = parse_answer(fenced, "", Language::cuda);
+    ASSERT_TRUE(p.ok) << p.reason;
+    EXPECT_EQ(p.source, "__global__ void k(float* a) {\n  a[0] = 1;\n}\n");
+
+    // CRLF edits against an LF source, and an LF edit against a CRLF source.
+    const std::string edit =
+        "<<<<<<< SEARCH\r\n    if (x >= nx || y >= ny) return;\r\n=======\r\n    if (x >= nx) return;\r\n>>>>>>> REPLACE\r\n";
+    const ParsedAnswer q = parse_answer(edit, kPrevious, Language::opencl);
+    ASSERT_TRUE(q.ok) << q.reason;
+    EXPECT_NE(q.source.find("    if (x >= nx) return;\n"), std::string::npos);
+    EXPECT_EQ(q.source.find('\r'), std::string::npos);
+
+    std::string crlf_previous;
+    for (char c : kPrevious) crlf_previous += c == '\n' ? std::string("\r\n") : std::string(1, c);
+    const std::string lf_edit =
+        "<<<<<<< SEARCH\n    if (x >= nx || y >= ny) return;\n=======\n    if (y >= ny) return;\n>>>>>>> REPLACE\n";
+    const ParsedAnswer r = parse_answer(lf_edit, crlf_previous, Language::opencl);
+    ASSERT_TRUE(r.ok) << r.reason;
+    EXPECT_NE(r.source.find("    if (y >= ny) return;\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace kevo

@@ -1,0 +1,468 @@
+// The external proposers against real transports: llm against an in-process fake
+// OpenAI-compatible server (cpp-httplib on 127.0.0.1), cmd against real shell scripts, replay
+// against a real directory.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstdlib>
+#include <deque>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "search/prompt.hpp"
+#include "search/proposers/cmd.hpp"
+#include "search/proposers/llm.hpp"
+#include "search/proposers/replay.hpp"
+
+#ifdef KEVO_HAVE_HTTPLIB
+#include <httplib.h>
+#endif
+
+namespace kevo {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using Status = Proposal::Status;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+const char* kKernelAnswer =
+    "Use a wider block in x for coalescing.\n"
+    "```cuda\n"
+    "// kevo: launch heat_step block=64,4\n"
+    "extern \"C\" __global__ void heat_step(const float* u_in, float* u_out, unsigned nx, unsigned ny, float alpha) {\n"
+    "    unsigned x = blockIdx.x * blockDim.x + threadIdx.x, y = blockIdx.y * blockDim.y + threadIdx.y;\n"
+    "    if (x < nx && y < ny) u_out[y * nx + x] = u_in[y * nx + x];\n"
+    "}\n"
+    "```\n";
+
+struct Context {
+    TaskSpec spec;
+    ProposalContext context;
+    Context() {
+        spec.name = "heat2d";
+        spec.regime = "R1 stencil";
+        spec.model = "8 B per cell per step";
+        spec.kernels = {{"heat_step",
+                         "extern \"C\" __global__ void heat_step(const float* u_in, float* u_out, unsigned nx, "
+                         "unsigned ny, float alpha)",
+                         "__kernel void heat_step(__global const float* u_in, __global float* u_out, uint nx, "
+                         "uint ny, float alpha)",
+                         2, Dim3{16, 16, 1}}};
+        spec.profiles["small"] = {SizeSpec{"64x64x10", false, {}}, SizeSpec{"100x75x15", true, {}}};
+        context.spec = &spec;
+        context.language = Language::cuda;
+        context.profile = "small";
+        context.brief = "heat2d brief";
+        context.iteration = 1;
+        context.device.name = "Test GPU";
+        context.incumbent.source = "extern \"C\" __global__ void heat_step() {}\n";
+        context.incumbent.result.verdict = Verdict::ok;
+        context.incumbent.result.score = 0.25;
+    }
+};
+
+// A scratch directory removed at the end of the test.
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        std::string pattern = (fs::temp_directory_path() / "kevo-proposers-XXXXXX").string();
+        const char* made = ::mkdtemp(pattern.data());
+        EXPECT_NE(made, nullptr);
+        path = pattern;
+    }
+    ~TempDir() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+    fs::path write(const std::string& name, const std::string& text) const {
+        std::ofstream(path / name, std::ios::binary) << text;
+        return path / name;
+    }
+};
+
+#ifdef KEVO_HAVE_HTTPLIB
+
+// An OpenAI-compatible endpoint that answers POST /v1/chat/completions from a script of steps (the
+// last step repeats) and records every request it received.
+class FakeOpenAi {
+public:
+    struct Step {
+        int status = 200;
+        std::string body;
+        std::vector<std::pair<std::string, std::string>> headers;
+        double stall_s = 0;  // sleep before answering (released early when the server stops)
+    };
+    struct Request {
+        std::string body, authorization, path;
+        bool has_authorization = false;
+        Clock::time_point at;
+    };
+
+    explicit FakeOpenAi(std::vector<Step> script) : script_(script.begin(), script.end()) {
+        // The server writes late answers to sockets the client already closed (the stall test).
+        std::signal(SIGPIPE, SIG_IGN);
+        server_.Post("/v1/chat/completions", [this](const httplib::Request& req, httplib::Response& res) {
+            Step step;
+            {
+                std::lock_guard lock(mutex_);
+                requests_.push_back({req.body, req.get_header_value("Authorization"), req.path,
+                                     req.has_header("Authorization"), Clock::now()});
+                step = script_.front();
+                if (script_.size() > 1) script_.pop_front();
+            }
+            if (step.stall_s > 0) {
+                std::unique_lock lock(mutex_);
+                stop_cv_.wait_for(lock, std::chrono::duration<double>(step.stall_s), [this] { return stopping_; });
+            }
+            res.status = step.status;
+            for (const auto& [k, v] : step.headers) res.set_header(k, v);
+            res.set_content(step.body, "application/json");
+        });
+        port_ = server_.bind_to_any_port("127.0.0.1");
+        if (port_ <= 0) throw std::runtime_error("the fake endpoint cannot bind a port on 127.0.0.1");
+        thread_ = std::thread([this] { server_.listen_after_bind(); });
+        // The socket already listens (connections queue in its backlog); this only avoids a stop()
+        // racing the start of the accept loop.
+        while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ~FakeOpenAi() {
+        {
+            std::lock_guard lock(mutex_);
+            stopping_ = true;
+        }
+        stop_cv_.notify_all();
+        server_.stop();
+        thread_.join();
+    }
+
+    std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+    std::vector<Request> requests() {
+        std::lock_guard lock(mutex_);
+        return requests_;
+    }
+
+private:
+    httplib::Server server_;
+    std::thread thread_;
+    int port_ = 0;
+    std::mutex mutex_;
+    std::condition_variable stop_cv_;
+    bool stopping_ = false;
+    std::deque<Step> script_;
+    std::vector<Request> requests_;
+};
+
+std::string completion(const std::string& content, int prompt_tokens = 1200, int completion_tokens = 300) {
+    return nlohmann::json{{"id", "chatcmpl-1"},
+                          {"object", "chat.completion"},
+                          {"choices", {{{"index", 0},
+                                        {"message", {{"role", "assistant"}, {"content", content}}},
+                                        {"finish_reason", "stop"}}}},
+                          {"usage", {{"prompt_tokens", prompt_tokens},
+                                     {"completion_tokens", completion_tokens},
+                                     {"total_tokens", prompt_tokens + completion_tokens}}}}
+        .dump();
+}
+
+LlmOptions options_for(const FakeOpenAi& server) {
+    LlmOptions o;
+    o.base_url = server.base_url() + "/";  // a trailing slash must not double up
+    o.model = "test-model";
+    o.api_key = "test-key";
+    o.temperature = 0.25;
+    o.max_tokens = 1234;
+    o.request_timeout_s = 5;
+    o.max_retries = 2;
+    o.backoff_initial_s = 0.01;
+    o.price_prompt_per_mtok = 2.0;
+    o.price_completion_per_mtok = 8.0;
+    return o;
+}
+
+TEST(Proposers, LlmValidKernelCountsTokensAndCost) {
+    FakeOpenAi server({{200, completion(kKernelAnswer), {}, 0}});
+    Context c;
+    auto proposer = make_llm_proposer(options_for(server));
+    EXPECT_EQ(proposer->name(), "llm");
+    const Proposal p = proposer->propose(c.context);
+    ASSERT_EQ(p.status, Status::ok) << p.note;
+    EXPECT_NE(p.source.find("block=64,4"), std::string::npos);
+    EXPECT_EQ(p.source.find("```"), std::string::npos);
+    EXPECT_EQ(p.answer, kKernelAnswer);
+    EXPECT_EQ(p.prompt_tokens, 1200);
+    EXPECT_EQ(p.completion_tokens, 300);
+    EXPECT_NEAR(p.cost_usd, 1200 * 2.0 / 1e6 + 300 * 8.0 / 1e6, 1e-12);
+    const std::string user = build_prompt(c.context);
+    EXPECT_NE(p.prompt.find(user), std::string::npos);
+    EXPECT_NE(p.prompt.find(llm_system_message(Language::cuda)), std::string::npos);
+
+    // What the endpoint received.
+    const auto requests = server.requests();
+    ASSERT_EQ(requests.size(), 1u);
+    EXPECT_EQ(requests[0].path, "/v1/chat/completions");
+    EXPECT_EQ(requests[0].authorization, "Bearer test-key");
+    const auto j = nlohmann::json::parse(requests[0].body);
+    EXPECT_EQ(j.at("model"), "test-model");
+    EXPECT_DOUBLE_EQ(j.at("temperature").get<double>(), 0.25);
+    EXPECT_EQ(j.at("max_tokens"), 1234);
+    ASSERT_EQ(j.at("messages").size(), 2u);
+    EXPECT_EQ(j["messages"][0].at("role"), "system");
+    EXPECT_EQ(j["messages"][0].at("content"), llm_system_message(Language::cuda));
+    EXPECT_EQ(j["messages"][1].at("role"), "user");
+    EXPECT_EQ(j["messages"][1].at("content"), user);
+}
+
+TEST(Proposers, LlmWithoutKeySendsNoAuthorization) {
+    FakeOpenAi server({{200, completion(kKernelAnswer), {}, 0}});
+    Context c;
+    LlmOptions o = options_for(server);
+    o.api_key.clear();
+    const Proposal p = make_llm_proposer(o)->propose(c.context);
+    EXPECT_EQ(p.status, Status::ok) << p.note;
+    ASSERT_EQ(server.requests().size(), 1u);
+    EXPECT_FALSE(server.requests()[0].has_authorization);
+}
+
+TEST(Proposers, LlmProseIsNoCode) {
+    FakeOpenAi server({{200, completion("I would tile the loop in shared memory."), {}, 0}});
+    Context c;
+    const Proposal p = make_llm_proposer(options_for(server))->propose(c.context);
+    EXPECT_EQ(p.status, Status::no_code);
+    EXPECT_TRUE(p.source.empty());
+    EXPECT_EQ(p.answer, "I would tile the loop in shared memory.");
+    EXPECT_NE(p.note.find("no fenced code block"), std::string::npos) << p.note;
+    EXPECT_EQ(p.prompt_tokens, 1200);  // the tokens were spent all the same
+}
+
+TEST(Proposers, LlmEditsApplyToThePreviousAttempt) {
+    Context c;
+    Attempt prev;
+    prev.iteration = 1;
+    prev.source = "extern \"C\" __global__ void heat_step() {\n    int a = 1;\n}\n";
+    c.context.previous = prev;
+    c.context.iteration = 2;
+    FakeOpenAi server({{200, completion("<<<<<<< SEARCH\n    int a = 1;\n=======\n    int a = 2;\n>>>>>>> REPLACE\n"), {}, 0}});
+    const Proposal p = make_llm_proposer(options_for(server))->propose(c.context);
+    ASSERT_EQ(p.status, Status::ok) << p.note;
+    EXPECT_EQ(p.source, "extern \"C\" __global__ void heat_step() {\n    int a = 2;\n}\n");
+}
+
+TEST(Proposers, Llm429ThenOkHonoursRetryAfter) {
+    FakeOpenAi server({{429, R"({"error":{"message":"rate limited"}})", {{"Retry-After", "1"}}, 0},
+                       {200, completion(kKernelAnswer), {}, 0}});
+    Context c;
+    const auto start = Clock::now();
+    const Proposal p = make_llm_proposer(options_for(server))->propose(c.context);
+    const double elapsed = seconds_since(start);
+    ASSERT_EQ(p.status, Status::ok) << p.note;
+    EXPECT_NE(p.note.find("HTTP 429"), std::string::npos) << p.note;
+    const auto requests = server.requests();
+    ASSERT_EQ(requests.size(), 2u);
+    // The backoff alone would be 10 ms; the server asked for 1 s.
+    EXPECT_GE(std::chrono::duration<double>(requests[1].at - requests[0].at).count(), 0.95);
+    EXPECT_LT(elapsed, 4.0);
+}
+
+TEST(Proposers, Llm500EveryTimeFailsAfterRetries) {
+    FakeOpenAi server({{500, R"({"error":{"message":"upstream exploded"}})", {}, 0}});
+    Context c;
+    const Proposal p = make_llm_proposer(options_for(server))->propose(c.context);
+    EXPECT_EQ(p.status, Status::failed);
+    EXPECT_EQ(server.requests().size(), 3u);  // 1 + max_retries
+    EXPECT_NE(p.note.find("HTTP 500 x3"), std::string::npos) << p.note;
+    EXPECT_NE(p.note.find("upstream exploded"), std::string::npos) << p.note;
+    EXPECT_FALSE(p.prompt.empty());  // the transcript is kept even so
+}
+
+TEST(Proposers, LlmStalledResponseTimesOutRetriedThenFails) {
+    FakeOpenAi server({{200, completion(kKernelAnswer), {}, 3.0}});
+    Context c;
+    LlmOptions o = options_for(server);
+    o.request_timeout_s = 1;
+    o.max_retries = 1;
+    const auto start = Clock::now();
+    const Proposal p = make_llm_proposer(o)->propose(c.context);
+    const double elapsed = seconds_since(start);
+    EXPECT_EQ(p.status, Status::failed);
+    EXPECT_NE(p.note.find("timeout x2"), std::string::npos) << p.note;
+    EXPECT_EQ(server.requests().size(), 2u);
+    EXPECT_GE(elapsed, 1.9);
+    EXPECT_LT(elapsed, 3.5);
+}
+
+TEST(Proposers, Llm401FailsAtOnce) {
+    FakeOpenAi server({{401, R"({"error":{"message":"Incorrect API key provided"}})", {}, 0},
+                       {200, completion(kKernelAnswer), {}, 0}});
+    Context c;
+    const Proposal p = make_llm_proposer(options_for(server))->propose(c.context);
+    EXPECT_EQ(p.status, Status::failed);
+    EXPECT_EQ(server.requests().size(), 1u);
+    EXPECT_NE(p.note.find("HTTP 401"), std::string::npos) << p.note;
+    EXPECT_NE(p.note.find("Incorrect API key provided"), std::string::npos) << p.note;
+}
+
+TEST(Proposers, LlmUnreachableEndpointFailsAfterRetries) {
+    std::string url;
+    {
+        FakeOpenAi gone({{200, "{}", {}, 0}});
+        url = gone.base_url();
+    }  // stopped: nothing listens on that port any more
+    Context c;
+    LlmOptions o;
+    o.base_url = url;
+    o.model = "m";
+    o.request_timeout_s = 2;
+    o.max_retries = 1;
+    o.backoff_initial_s = 0.01;
+    const Proposal p = make_llm_proposer(o)->propose(c.context);
+    EXPECT_EQ(p.status, Status::failed);
+    EXPECT_NE(p.note.find("connection error x2"), std::string::npos) << p.note;
+}
+
+#else
+
+TEST(Proposers, LlmAgainstFakeEndpoint) { GTEST_SKIP() << "cpp-httplib not found at configure time"; }
+
+#endif  // KEVO_HAVE_HTTPLIB
+
+TEST(Proposers, CmdFencedKernelAnswerIsOk) {
+    TempDir dir;
+    const auto answer = dir.write("answer.md", kKernelAnswer);
+    Context c;
+    auto proposer = make_cmd_proposer({"cat >/dev/null; cat '" + answer.string() + "'", 10});
+    EXPECT_EQ(proposer->name(), "cmd");
+    const Proposal p = proposer->propose(c.context);
+    ASSERT_EQ(p.status, Status::ok) << p.note;
+    EXPECT_NE(p.source.find("block=64,4"), std::string::npos);
+    EXPECT_EQ(p.answer, kKernelAnswer);
+    EXPECT_EQ(p.prompt, build_prompt(c.context));
+}
+
+TEST(Proposers, CmdReceivesThePromptOnStdin) {
+    TempDir dir;
+    // Reads one line and exits without draining stdin: kevo's write then fails with EPIPE, which
+    // must neither kill the test nor fail the proposal.
+    const auto script = dir.write("first_line.sh", "#!/bin/sh\nhead -n 1\necho \"$KEVO_TASK $KEVO_ITERATION $KEVO_LANGUAGE\"\n");
+    Context c;
+    c.context.brief = std::string(1 << 20, 'b');  // far more than a pipe holds
+    c.context.iteration = 7;
+    const std::string prompt = build_prompt(c.context);
+    const Proposal p = make_cmd_proposer({"sh '" + script.string() + "'", 10})->propose(c.context);
+    EXPECT_EQ(p.status, Status::no_code) << p.note;
+    EXPECT_EQ(p.answer, prompt.substr(0, prompt.find('\n') + 1) + "heat2d 7 cu\n");
+}
+
+TEST(Proposers, CmdLargePromptEchoedDoesNotDeadlock) {
+    Context c;
+    c.context.brief = std::string(1 << 20, 'x');  // both pipes fill up: writes and reads must interleave
+    const auto start = Clock::now();
+    const Proposal p = make_cmd_proposer({"cat", 20})->propose(c.context);
+    EXPECT_LT(seconds_since(start), 10.0);
+    EXPECT_NE(p.status, Status::failed) << p.note;
+    EXPECT_EQ(p.answer, p.prompt);
+    EXPECT_EQ(p.status, Status::ok) << p.note;  // the echoed prompt holds the incumbent's kernel block
+}
+
+bool process_gone(int pid) {
+    // A killed process may linger as a zombie until something reaps it; that counts as gone.
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    if (!stat) return true;
+    std::string line;
+    std::getline(stat, line);
+    const size_t paren = line.rfind(')');
+    return paren != std::string::npos && paren + 2 < line.size() && line[paren + 2] == 'Z';
+}
+
+TEST(Proposers, CmdTimeoutKillsTheProcessGroup) {
+    TempDir dir;
+    const auto pid_file = dir.path / "background.pid";
+    const auto script = dir.write("slow.sh", "#!/bin/sh\nsleep 30 &\necho $! > '" + pid_file.string() +
+                                                 "'\necho partial\nsleep 30\n");
+    Context c;
+    const auto start = Clock::now();
+    const Proposal p = make_cmd_proposer({"sh '" + script.string() + "'", 1})->propose(c.context);
+    const double elapsed = seconds_since(start);
+    EXPECT_EQ(p.status, Status::failed);
+    EXPECT_NE(p.note.find("timed out after 1 s"), std::string::npos) << p.note;
+    EXPECT_GE(elapsed, 0.9);
+    EXPECT_LT(elapsed, 3.0);
+    std::ifstream in(pid_file);
+    int background = 0;
+    ASSERT_TRUE(in >> background);
+    for (int i = 0; i < 50 && !process_gone(background); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    EXPECT_TRUE(process_gone(background)) << "the background sleep outlived the timeout";
+}
+
+TEST(Proposers, CmdNonZeroExitFails) {
+    Context c;
+    const Proposal p = make_cmd_proposer({"cat >/dev/null; echo 'model quota exceeded' >&2; exit 3", 10})->propose(c.context);
+    EXPECT_EQ(p.status, Status::failed);
+    EXPECT_NE(p.note.find("status 3"), std::string::npos) << p.note;
+    EXPECT_NE(p.note.find("model quota exceeded"), std::string::npos) << p.note;
+}
+
+TEST(Proposers, ReplayFilesInNameOrderThenExhausted) {
+    TempDir dir;
+    const std::string first = "extern \"C\" __global__ void heat_step() { /* first */ }\n";
+    dir.write("01_first.cu", first);
+    dir.write("02_second.md", kKernelAnswer);
+    dir.write("03_other_language.cl", "__kernel void heat_step() {}\n");  // skipped on a CUDA run
+    dir.write(".hidden", "ignored");
+    fs::create_directory(dir.path / "subdir");
+    auto made = make_replay_proposer(dir.path.string());
+    ASSERT_TRUE(made) << made.error().message;
+    auto& proposer = *made;
+    EXPECT_EQ(proposer->name(), "replay");
+    Context c;
+
+    c.context.iteration = 1;
+    const Proposal a = proposer->propose(c.context);
+    ASSERT_EQ(a.status, Status::ok) << a.note;
+    EXPECT_EQ(a.source, first);
+    EXPECT_NE(a.note.find("01_first.cu"), std::string::npos);
+
+    c.context.iteration = 2;
+    const Proposal b = proposer->propose(c.context);
+    ASSERT_EQ(b.status, Status::ok) << b.note;
+    EXPECT_NE(b.source.find("block=64,4"), std::string::npos);
+    EXPECT_EQ(b.source.find("```"), std::string::npos);
+
+    c.context.iteration = 3;
+    const Proposal end = proposer->propose(c.context);
+    EXPECT_EQ(end.status, Status::exhausted);
+}
+
+TEST(Proposers, ReplayResumesAtTheIteration) {
+    TempDir dir;
+    dir.write("a.cu", "__global__ void a() {}\n");
+    dir.write("b.cu", "__global__ void b() {}\n");
+    auto made = make_replay_proposer(dir.path.string());
+    ASSERT_TRUE(made);
+    Context c;
+    c.context.iteration = 2;  // a resumed run: iteration 1 was replayed before
+    const Proposal p = (*made)->propose(c.context);
+    ASSERT_EQ(p.status, Status::ok);
+    EXPECT_EQ(p.source, "__global__ void b() {}\n");
+}
+
+TEST(Proposers, ReplayMissingDirectoryIsAnError) {
+    const std::string missing = (fs::temp_directory_path() / "kevo-no-such-replay-dir").string();
+    auto made = make_replay_proposer(missing);
+    ASSERT_FALSE(made);
+    EXPECT_NE(made.error().message.find(missing), std::string::npos) << made.error().message;
+}
+
+}  // namespace
+}  // namespace kevo
