@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Builds kevo on the lent GPU machine (Ubuntu 24.04, CUDA 13) and runs the GPU tests and
-# benchmarks. Missing Debian packages travel unpacked from .deps/debs (see scripts/fetch-gpu-deps.sh).
-# Usage: scripts/gpu.sh [build] [test] [calibrate] [seeds] [overhead] ...   (default: all)
-# Results go to $OUT (or ./gpu-out) as logs and JSON.
+# benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
+# Usage: scripts/gpu.sh [build] [test] [calibrate] [seeds] [tune] [overhead] ...   (default: all)
+# Summaries go to $OUT (or ./gpu-out) as text; every JSON document into $OUT/results.tar.gz.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT="${OUT:-$PWD/gpu-out}"
-mkdir -p "$OUT"
+RES="$PWD/build-gpu/results"
+mkdir -p "$OUT" "$RES"
 STEPS=("$@")
-[ ${#STEPS[@]} -eq 0 ] && STEPS=(build test calibrate seeds overhead)
+[ ${#STEPS[@]} -eq 0 ] && STEPS=(build test calibrate seeds tune overhead)
 want() { local s; for s in "${STEPS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 DEPS="$PWD/.deps/root"
@@ -20,44 +21,60 @@ export OCL_ICD_VENDORS=/tmp/kevo-icd
 export KEVO_CACHE_DIR="$PWD/build-gpu/cache"
 export LD_LIBRARY_PATH="$DEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 KEVO=./build-gpu/kevo
+tasks() { $KEVO tasks --json | python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)["tasks"]))'; }
+# The OpenCL device that is the GPU (the image also registers PoCL, which may come first).
+ocl_gpu() { $KEVO devices --json | python3 -c 'import json,sys
+for b in json.load(sys.stdin)["backends"]:
+    if b["name"] == "opencl":
+        print(next((d["index"] for d in b["devices"] if not d["is_cpu"]), 0))'; }
 
 if want build; then
     cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release \
         -DCMAKE_PREFIX_PATH="$DEPS/usr" -DCMAKE_INCLUDE_PATH="$DEPS/usr/include" \
         -DSQLite3_INCLUDE_DIR="$DEPS/usr/include" -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \
-        2>&1 | tail -3
-    cmake --build build-gpu -j"$(nproc)" 2>&1 | grep -E "error|warning: unused|FAILED|Linking CXX executable" | head -40
+        2>&1 | tail -2
+    cmake --build build-gpu -j"$(nproc)" 2>&1 | grep -E "error|FAILED" | head -40
     nvcc -O3 -arch=sm_90 -o build-gpu/reference_ceilings bench/reference_ceilings.cu || echo "reference_ceilings: build failed"
     $KEVO devices | tee "$OUT/devices.txt"
 fi
 if want test; then
-    (cd build-gpu && ctest --output-on-failure -j4 2>&1) > "$OUT/ctest.log"
-    grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)|Not Run" "$OUT/ctest.log" | head -40
-    echo "GPU test cases that ran (not skipped):"; grep -cE "^\s*[0-9]+/[0-9]+ Test.*Passed" "$OUT/ctest.log"
-    grep -B2 -A20 "Failure\|FAILED" "$OUT/ctest.log" | head -80
+    (cd build-gpu && ctest --output-on-failure -j8 2>&1) > "$OUT/ctest.log"
+    grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)" "$OUT/ctest.log" | head -40
+    echo "skipped: $(grep -c 'Skipped' "$OUT/ctest.log")"
 fi
 if want calibrate; then
-    ./build-gpu/reference_ceilings | tee "$OUT/reference_ceilings.txt"
-    $KEVO calibrate --backend cuda | tee "$OUT/calibrate_cuda.txt" | tail -8
-    $KEVO calibrate --backend cuda --json > "$OUT/calibrate_cuda.json" 2>/dev/null
-    $KEVO calibrate --backend opencl --quick | tail -4
+    { ./build-gpu/reference_ceilings; $KEVO calibrate --backend cuda | tail -6;
+      $KEVO calibrate --backend opencl --device "$(ocl_gpu)" | tail -6; } 2>&1 | tee "$OUT/calibrate.txt"
+    $KEVO calibrate --backend cuda --json > "$RES/calibrate_cuda.json" 2>/dev/null
 fi
 if want seeds; then
     # One evaluation per (backend, task, profile), every size including the held-out one; the JSON
     # holds both ceilings, so the static and workload fractions come from the same timings.
+    dev=$(ocl_gpu)
     for backend in cuda opencl; do
         suffix=cu; [ $backend = opencl ] && suffix=cl
         profiles="paper large"; [ $backend = opencl ] && profiles="paper"
-        for task in $($KEVO tasks --json | python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)["tasks"]))'); do
+        d=0; [ $backend = opencl ] && d=$dev
+        for task in $(tasks); do
             $KEVO show "$task" --backend $backend > "/tmp/seed_$task.$suffix"
             for profile in $profiles; do
-                $KEVO eval "$task" "/tmp/seed_$task.$suffix" --backend $backend --profile $profile --sizes all \
-                    --seed 1 --json > "$OUT/seed_${backend}_${task}_${profile}.json" 2>>"$OUT/seeds.err"
-                python3 scripts/seed_table.py "$OUT/seed_${backend}_${task}_${profile}.json"
+                f="$RES/seed_${backend}_${task}_${profile}.json"
+                timeout 300 $KEVO eval "$task" "/tmp/seed_$task.$suffix" --backend $backend --device $d --profile $profile \
+                    --sizes all --seed 1 --timeout 240 --json > "$f" 2>>"$RES/seeds.err"
+                python3 scripts/seed_table.py "$f"
             done
         done
     done 2>&1 | tee "$OUT/seeds.txt"
 fi
-if want overhead; then
-    ./build-gpu/kevo_bench_eval --backend cuda --profile paper --runs 7 | tee "$OUT/overhead_cuda_paper.txt"
+if want tune; then
+    for task in ${TUNE_TASKS:-heat2d lbm wave3d}; do
+        $KEVO run "$task" --backend cuda --profile paper --proposer tune --iterations "${TUNE_ITERATIONS:-12}" --seed 1 \
+            --db "$RES/runs.db" --out "$RES/runs" --json > "$RES/tune_$task.json" 2> "$RES/tune_$task.log"
+        tail -3 "$RES/tune_$task.log"
+        python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print({k: d[k] for k in ("task","iterations","seed_score","best_score","speedup","heldout_fraction","heldout_seed_fraction","heldout_speedup","best_path")})' "$RES/tune_$task.json"
+    done 2>&1 | tee "$OUT/tune.txt"
 fi
+if want overhead; then
+    ./build-gpu/kevo_bench_eval --backend cuda --profile paper --runs 7 2>&1 | tee "$OUT/overhead.txt"
+fi
+tar -czf "$OUT/results.tar.gz" -C build-gpu results 2>/dev/null
