@@ -103,6 +103,23 @@ TEST(CliContract, UndeclaredKnobIsARejection) {
     EXPECT_NE(r.json()["diagnostics"].get<std::string>().find("NOPE"), std::string::npos);
 }
 
+// The device-reference path (used by large sizes whose CPU reference would be too slow): the task's
+// seed, run on the device, is the reference; a correct kernel passes against it, a wrong one fails.
+TEST(CliContract, DeviceReferencePathJudgesCandidates) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto good = run_kevo({"eval", "heat2d", seed_file("heat2d", "cl"), "--backend", "opencl", "--reference", "device",
+                                "--sizes", "all", "--check-only", "--json", "--seed", "21"});
+    EXPECT_EQ(good.exit_code, 0) << good.out << good.err;
+    EXPECT_EQ(good.json()["verdict"], "ok");
+    const auto bad = run_kevo({"eval", "heat2d", kevo::test::candidate("heat2d_wrong_formula.cl"), "--backend", "opencl",
+                               "--reference", "device", "--check-only", "--json", "--seed", "21"});
+    EXPECT_EQ(bad.exit_code, 1);
+    EXPECT_EQ(bad.json()["verdict"], "incorrect") << bad.out;
+    const auto hardcoded = run_kevo({"eval", "heat2d", kevo::test::candidate("heat2d_hardcoded_alpha.cl"), "--backend",
+                                     "opencl", "--reference", "device", "--check-only", "--json", "--seed", "21"});
+    EXPECT_EQ(hardcoded.json()["verdict"], "incorrect") << "the outlier trial must also use the device reference";
+}
+
 TEST(CliContract, TasksJsonListsSizesAndHeldOut) {
     const auto r = run_kevo({"tasks", "--json"});
     ASSERT_EQ(r.exit_code, 0);

@@ -16,7 +16,7 @@ namespace {
 
 struct EvalOptions {
     DeviceOptions device;
-    std::string task, file, profile, sizes = "in", roofline = "static", arch;
+    std::string task, file, profile, sizes = "in", roofline = "static", arch, reference = "auto";
     int warmup = 3, repeat = 10;
     double timeout = 60, compile_timeout = 60;
     std::vector<std::string> defines;
@@ -53,6 +53,7 @@ int run(EvalOptions& o) {
     request.timeout_s = o.timeout;
     request.compile_timeout_s = o.compile_timeout;
     request.check_only = o.check_only;
+    request.device_reference = o.reference == "device";
     request.seed = o.seed_given ? o.seed : pick_seed();
     for (const auto& d : o.defines) {
         const auto eq = d.find('=');
@@ -111,6 +112,10 @@ void setup_eval(CLI::App& app, int& exit_code) {
         ->check(CLI::IsMember({"static", "workload"}));
     cmd->add_option("--define,-D", o->defines, "set a tune knob: NAME=VALUE (repeatable)");
     auto* seed = cmd->add_option("--seed", o->seed, "seed of the correctness inputs (default: one of a fixed pool, at random)");
+    cmd->add_option("--reference", o->reference,
+                    "auto (the task's choice per size, default) or device (the task's seed run on this device is the "
+                    "reference at every size)")
+        ->check(CLI::IsMember({"auto", "device"}));
     cmd->add_flag("--check-only", o->check_only, "correctness only, no timing");
     cmd->add_flag("--compile-only", o->compile_only, "static scan and compilation only (CUDA works without a GPU)");
     cmd->add_option("--arch", o->arch, "target for --compile-only without a device (default sm_90)");

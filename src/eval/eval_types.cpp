@@ -45,7 +45,7 @@ nlohmann::json to_json(const EvalRequest& r) {
             {"sizes", sizes}, {"warmup", r.warmup}, {"repeat", r.repeat}, {"timeout_s", r.timeout_s},
             {"compile_timeout_s", r.compile_timeout_s},
             {"roofline", r.roofline == RooflineMode::static_peak ? "static" : "workload"},
-            {"seed", r.seed}, {"check_only", r.check_only}};
+            {"seed", r.seed}, {"check_only", r.check_only}, {"device_reference", r.device_reference}};
 }
 
 Expected<EvalRequest> eval_request_from_json(const nlohmann::json& j) {
@@ -67,6 +67,7 @@ Expected<EvalRequest> eval_request_from_json(const nlohmann::json& j) {
         r.roofline = *roofline;
         r.seed = j.at("seed").get<uint64_t>();
         r.check_only = j.at("check_only").get<bool>();
+        r.device_reference = j.value("device_reference", false);
         return r;
     } catch (const nlohmann::json::exception& e) {
         return make_error(fmt::format("malformed evaluation request: {}", e.what()));

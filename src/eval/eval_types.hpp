@@ -37,6 +37,7 @@ struct EvalRequest {
     RooflineMode roofline = RooflineMode::static_peak;
     uint64_t seed = 0;              // correctness inputs derive from this
     bool check_only = false;        // skip timing
+    bool device_reference = false;  // every size's reference from the task's seed on the device
 };
 
 struct CompileMessage {

@@ -226,7 +226,7 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
             const std::shared_ptr<const Case> case_ptr = cases_.get(task, *size, seed, trial);
             const Case& c = *case_ptr;
             std::shared_ptr<const Reference> ref;
-            if (size->device_reference) {
+            if (size->device_reference || request.device_reference) {
                 auto device_ref = references_.get_or_compute(task, *size, seed, trial, device_.info().name,
                                                              [&] { return device_reference(task, c); });
                 if (!device_ref) {
