@@ -120,6 +120,18 @@ TEST(CliContract, DeviceReferencePathJudgesCandidates) {
     EXPECT_EQ(hardcoded.json()["verdict"], "incorrect") << "the outlier trial must also use the device reference";
 }
 
+TEST(CliContract, AGridBeyondTheDeviceIsRejected) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    std::string source(kevo::task_file("heat2d", "seed.cl"));
+    source.replace(source.find("// kevo: launch heat_step block=BX,BY"), 37, "// kevo: launch heat_step block=16,16 grid=4000000000");
+    const std::string path = ::testing::TempDir() + "heat2d_huge_grid.cl";
+    std::ofstream(path) << source;
+    const auto r = run_kevo({"eval", "heat2d", path, "--backend", "opencl", "--check-only", "--json"});
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_EQ(r.json()["verdict"], "rejected") << r.out;
+    EXPECT_NE(r.json()["diagnostics"].get<std::string>().find("grid of 4000000000"), std::string::npos) << r.out;
+}
+
 TEST(CliContract, TasksJsonListsSizesAndHeldOut) {
     const auto r = run_kevo({"tasks", "--json"});
     ASSERT_EQ(r.exit_code, 0);

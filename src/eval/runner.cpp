@@ -49,6 +49,20 @@ std::string constants_text(const Case& c) {
     return out;
 }
 
+// The grid the host derived (or the candidate fixed) must fit the device; empty when it does.
+std::string grid_beyond_limits(const Case& c, const std::vector<Launch>& launches, const DeviceInfo& device) {
+    for (size_t i = 0; i < launches.size(); ++i) {
+        const Dim3& g = launches[i].grid;
+        const uint64_t axes[3] = {g.x, g.y, g.z};
+        for (int a = 0; a < 3; ++a)
+            if (device.max_grid[a] && axes[a] > device.max_grid[a])
+                return fmt::format("launch {} ('{}') needs a grid of {}x{}x{} blocks; the device allows at most {} along {} "
+                                   "(use a larger block or more cells per thread)",
+                                   i, c.launches[i].kernel, g.x, g.y, g.z, device.max_grid[a], "xyz"[a]);
+    }
+    return {};
+}
+
 }  // namespace
 
 Runner::Runner(Device& device, ReferenceCache& references, std::function<void(const nlohmann::json&)> emit)
@@ -251,6 +265,11 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
             if (!dc) return fail(Verdict::runtime_error, "could not set up the buffers: " + dc.error().message);
             if (auto r = dc->reset(); !r) return fail(Verdict::runtime_error, r.error().message);
             const auto launches = dc->launches(c, kernels, geometry);
+            if (auto too_big = grid_beyond_limits(c, launches, device_.info()); !too_big.empty()) {
+                sr.diagnostics = too_big;
+                result.sizes.push_back(sr);
+                return finish(Verdict::rejected, fmt::format("size {}: {}", size->label, too_big));
+            }
             stage("run", size->label, trial_name(trial), launches.size());
             if (auto r = device_.run(launches); !r) return fail(Verdict::runtime_error, r.error().message);
             stage("check", size->label, trial_name(trial));
