@@ -120,24 +120,32 @@ Expected<void> Runner::flush_cache() {
     return device_.run(std::span<const Launch>(&l, 1));
 }
 
+Expected<CompileOutcome> Runner::compile_outcome(const std::string& source, const std::vector<std::string>& defines) {
+    auto c = compile(source, defines);
+    if (!c) return c.error();
+    CompileOutcome o;
+    if (c->ok) o.module = c->module;
+    o.log = c->log;
+    o.seconds = c->seconds;
+    return o;
+}
+
 Expected<Reference> Runner::device_reference(const Task& task, const Case& c) {
     const TaskSpec& spec = task.spec();
-    const std::string source(task_file(spec.name, fmt::format("seed.{}", language_suffix(device_.language()))));
-    auto directives = parse_directives(source);
-    if (!directives) return directives.error();
-    auto knobs = knob_values(*directives, {});
-    if (!knobs) return knobs.error();
-    std::vector<std::string> defines;
-    for (const auto& [name, value] : *knobs) defines.push_back(name + "=" + value);
-    auto compiled = compile(source, defines);
+    EvalRequest seed;
+    seed.task = spec.name;
+    seed.source = std::string(task_file(spec.name, fmt::format("seed.{}", language_suffix(device_.language()))));
+    auto compiled = run_compile_stage(spec, seed, [&](const std::string& source, const std::vector<std::string>& defines) {
+        return compile_outcome(source, defines);
+    });
     if (!compiled) return compiled.error();
-    if (!compiled->ok) return make_error("the seed does not compile: " + compiled->log);
+    if (compiled->verdict) return make_error("the seed failed to compile: " + compiled->diagnostics);
     std::map<std::string, uint32_t> kernels;
     std::map<std::string, Geometry> geometry;
     for (const auto& k : spec.kernels) {
-        auto handle = device_.kernel(compiled->module, k.name);
+        auto handle = device_.kernel(*compiled->module, k.name);
         if (!handle) return handle.error();
-        auto g = resolve_geometry(*directives, k, *knobs);
+        auto g = resolve_geometry(compiled->directives, k, compiled->knobs);
         if (!g) return g.error();
         kernels[k.name] = *handle;
         geometry[k.name] = *g;
@@ -178,15 +186,8 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
     // Directives, knobs, compilation.
     stage("compile");
     const auto compile_start = Clock::now();
-    auto compiled = run_compile_stage(spec, request, [&](const std::string& source, const std::vector<std::string>& defines)
-                                                         -> Expected<CompileOutcome> {
-        auto c = compile(source, defines);
-        if (!c) return c.error();
-        CompileOutcome o;
-        if (c->ok) o.module = c->module;
-        o.log = c->log;
-        o.seconds = c->seconds;
-        return o;
+    auto compiled = run_compile_stage(spec, request, [&](const std::string& source, const std::vector<std::string>& defines) {
+        return compile_outcome(source, defines);
     });
     result.stage_seconds.compile = since(compile_start);
     if (!compiled) return finish(Verdict::runtime_error, "compiler failure: " + compiled.error().message);

@@ -44,6 +44,8 @@ private:
     uint64_t flush_elements_ = 0;
 
     Expected<Compiled> compile(const std::string& source, const std::vector<std::string>& defines);
+    // compile() in the shape run_compile_stage expects (modules stay cached here).
+    Expected<CompileOutcome> compile_outcome(const std::string& source, const std::vector<std::string>& defines);
     // The task's own seed run on this device: the reference where the CPU would be too slow.
     Expected<Reference> device_reference(const Task& task, const Case& c);
     Expected<void> flush_cache();

@@ -167,17 +167,10 @@ Expected<std::unique_ptr<Store>> Store::open(const std::string& path) {
 
 Store::~Store() { sqlite3_close_v2(db_); }
 
-Expected<void> Store::create_run(const RunRecord& run) {
-    ConnectionLock lock(db_);
-    auto stmt = Statement::prepare(
-        db_,
-        fmt::format("INSERT INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
-                    "?12, ?13, ?14, ?15, ?16, ?17)",
-                    kRunColumns),
-        path_);
-    if (!stmt) return stmt.error();
-    const std::string now = utc_now_iso8601();
-    stmt->bind_text(1, run.run_id)
+// Binds every column of a run in kRunColumns order (?1..?17). ?10 (created_at) is the caller's or
+// now; ?11 (updated_at) is now. UPDATE binds the same set and simply never names ?10.
+static void bind_run(Statement& stmt, const RunRecord& run, const std::string& now) {
+    stmt.bind_text(1, run.run_id)
         .bind_text(2, run.task)
         .bind_text(3, run.backend)
         .bind_text(4, run.device)
@@ -194,6 +187,18 @@ Expected<void> Store::create_run(const RunRecord& run) {
         .bind_opt_int(15, run.best_candidate_id)
         .bind_opt_text(16, json_text(run.summary))
         .bind_int(17, run.pid);
+}
+
+Expected<void> Store::create_run(const RunRecord& run) {
+    ConnectionLock lock(db_);
+    auto stmt = Statement::prepare(
+        db_,
+        fmt::format("INSERT INTO runs ({}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, "
+                    "?12, ?13, ?14, ?15, ?16, ?17)",
+                    kRunColumns),
+        path_);
+    if (!stmt) return stmt.error();
+    bind_run(*stmt, run, utc_now_iso8601());
     return stmt->run(fmt::format("cannot create run '{}'", run.run_id));
 }
 
@@ -202,27 +207,12 @@ Expected<void> Store::update_run(const RunRecord& run) {
     // created_at is the run's identity in time (and its place in list_runs): never rewritten.
     auto stmt = Statement::prepare(db_,
                                    "UPDATE runs SET task = ?2, backend = ?3, device = ?4, profile = ?5, "
-                                   "proposer = ?6, strategy = ?7, settings = ?8, status = ?9, updated_at = ?10, "
-                                   "iterations_done = ?11, seed_score = ?12, best_score = ?13, "
-                                   "best_candidate_id = ?14, summary = ?15, pid = ?16 WHERE run_id = ?1",
+                                   "proposer = ?6, strategy = ?7, settings = ?8, status = ?9, updated_at = ?11, "
+                                   "iterations_done = ?12, seed_score = ?13, best_score = ?14, "
+                                   "best_candidate_id = ?15, summary = ?16, pid = ?17 WHERE run_id = ?1",
                                    path_);
     if (!stmt) return stmt.error();
-    stmt->bind_text(1, run.run_id)
-        .bind_text(2, run.task)
-        .bind_text(3, run.backend)
-        .bind_text(4, run.device)
-        .bind_text(5, run.profile)
-        .bind_text(6, run.proposer)
-        .bind_text(7, run.strategy)
-        .bind_opt_text(8, json_text(run.settings))
-        .bind_text(9, run.status)
-        .bind_text(10, utc_now_iso8601())
-        .bind_int(11, run.iterations_done)
-        .bind_opt_real(12, run.seed_score)
-        .bind_opt_real(13, run.best_score)
-        .bind_opt_int(14, run.best_candidate_id)
-        .bind_opt_text(15, json_text(run.summary))
-        .bind_int(16, run.pid);
+    bind_run(*stmt, run, utc_now_iso8601());
     if (auto ok = stmt->run(fmt::format("cannot update run '{}'", run.run_id)); !ok) return ok;
     if (sqlite3_changes(db_) == 0) return no_run(run.run_id, path_);
     return {};
