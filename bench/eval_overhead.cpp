@@ -6,10 +6,12 @@
 #include <chrono>
 #include <filesystem>
 #include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "backend/registry.hpp"
 #include "core/stats.hpp"
@@ -21,12 +23,14 @@ using namespace kevo;
 int main(int argc, char** argv) {
     std::string backend = "auto", profile = "paper";
     int runs = 7;
+    std::string json_path;
     std::vector<std::string> tasks;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--backend" && i + 1 < argc) backend = argv[++i];
         else if (a == "--profile" && i + 1 < argc) profile = argv[++i];
         else if (a == "--runs" && i + 1 < argc) runs = std::max(2, std::atoi(argv[++i]));
+        else if (a == "--json" && i + 1 < argc) json_path = argv[++i];
         else tasks.push_back(a);
     }
     if (tasks.empty()) tasks = task_names();
@@ -44,6 +48,7 @@ int main(int argc, char** argv) {
                 info->name.c_str(), resolved->c_str(), profile.c_str(), runs);
     std::printf("%-8s %10s | %10s %10s %10s %10s %10s | %9s\n", "task", "cold (s)", "wall (s)", "compile", "correct",
                 "timing", "other", "kernel(s)");
+    nlohmann::json doc = nlohmann::json::object();
     for (const auto& task : tasks) {
         EvalRequest request;
         request.task = task;
@@ -80,7 +85,10 @@ int main(int argc, char** argv) {
                      t = summarize(timing).median;
         std::printf("%-8s %10.3f | %10.3f %10.3f %10.3f %10.3f %10.3f | %9.4f\n", task.c_str(), cold, w, c, k, t,
                     std::max(0.0, w - c - k - t), summarize(kernel).median);
+        doc[task] = {{"cold", cold}, {"wall", w}, {"compile", c}, {"correctness", k}, {"timing", t},
+                     {"kernel", summarize(kernel).median}, {"runs", runs - 1}, {"profile", profile}, {"device", info->name}};
     }
+    if (!json_path.empty()) std::ofstream(json_path) << doc.dump(2) << "\n";
     std::printf("wall = median per candidate with a warm worker and cached reference; other = scan, reference "
                 "lookup, transfers and the pipe; kernel(s) = device time of the timed and warm-up runs\n");
     return 0;

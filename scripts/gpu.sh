@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Builds kevo on the lent GPU machine (Ubuntu 24.04, CUDA 13) and runs the GPU tests and
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
-# Usage: scripts/gpu.sh [build] [test] [calibrate] [seeds] [tune] [overhead] ...   (default: all)
+# Usage: scripts/gpu.sh [build] [test] [calibrate] [seeds] [tune] [overhead] [bench] ...   (default: all)
+# `scripts/gpu.sh build bench` is the rerunnable H200 benchmark: kevo bench (every best-known kernel
+# checked at every size of every profile, then seeds and best kernels timed at the large profile
+# beside cuFFT / cuBLAS / a vectorised kernel), then kevo's evaluation overhead against the Python
+# route; the document lands in $OUT/bench-h200.md (committed as docs/bench-h200.md).
 # Summaries go to $OUT (or ./gpu-out) as text; every JSON document into $OUT/results.tar.gz.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +13,7 @@ OUT="${OUT:-$PWD/gpu-out}"
 RES="$PWD/build-gpu/results"
 mkdir -p "$OUT" "$RES"
 STEPS=("$@")
-[ ${#STEPS[@]} -eq 0 ] && STEPS=(build test calibrate seeds tune overhead)
+[ ${#STEPS[@]} -eq 0 ] && STEPS=(build test calibrate seeds tune overhead bench)
 want() { local s; for s in "${STEPS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
 
 DEPS="$PWD/.deps/root"
@@ -83,4 +87,18 @@ fi
 if want overhead; then
     ./build-gpu/kevo_bench_eval --backend cuda --profile paper --runs 7 2>&1 | tee "$OUT/overhead.txt"
 fi
+if want bench; then
+    doc="$OUT/bench-h200.md"
+    timeout "${KEVO_BENCH_TIMEOUT:-3000}" $KEVO bench --backend cuda --profile large --check-profiles "${BENCH_CHECK_PROFILES:-small,paper,large}" \
+        ${BENCH_TASKS:+--tasks "$BENCH_TASKS"} --markdown "$doc" --json > "$RES/bench.json" 2> "$RES/bench.log"
+    echo "kevo bench: exit $?"
+    grep -v '^    ' "$RES/bench.log" | tail -80
+    sed -i "s|^- Produced by: \`kevo bench\(.*\) --markdown [^\`]*\`|- Produced by \`scripts/gpu.sh build bench\`, which runs \`kevo bench\1\`|" "$doc"
+    python3 scripts/goals_table.py "$RES/bench.json" | tee -a "$doc"
+    if [ "${BENCH_OVERHEAD:-1}" = 1 ]; then
+        ./build-gpu/kevo_bench_eval --backend cuda --profile paper --runs 7 --json "$RES/overhead_kevo.json" heat2d saxpy
+        python3 bench/python_overhead.py --runs 7 --json "$RES/overhead_python.json"
+        python3 scripts/overhead_table.py "$RES/overhead_kevo.json" "$RES/overhead_python.json" | tee -a "$doc"
+    fi
+fi 2>&1 | tee "$OUT/bench.txt"
 tar -czf "$OUT/results.tar.gz" -C build-gpu results 2>/dev/null

@@ -85,6 +85,21 @@ struct Launch {
     std::vector<KernelArg> args;
 };
 
+// A vendor library routine a backend can time as a peer of a suite kernel (`kevo bench`).
+enum class VendorRoutine {
+    fft3d_c2c,  // forward, unnormalised, out of place: n^3 complex float (cuFFT)
+    saxpy,      // y <- alpha x + y on n floats (cuBLAS)
+};
+const char* vendor_routine_name(VendorRoutine routine);
+
+struct VendorCall {
+    VendorRoutine routine = VendorRoutine::saxpy;
+    uint64_t n = 0;     // cube side (fft3d_c2c) or element count (saxpy)
+    BufferHandle in{};  // fft3d_c2c: input; saxpy: x
+    BufferHandle out{}; // fft3d_c2c: output; saxpy: y, updated in place
+    float alpha = 0;
+};
+
 class Device {
 public:
     virtual ~Device() = default;
@@ -111,6 +126,18 @@ public:
     virtual Expected<void> run(std::span<const Launch> launches) = 0;
     // Same, timed on the device: seconds from the start of the first launch to the end of the last.
     virtual Expected<double> run_timed(std::span<const Launch> launches) = 0;
+
+    // The vendor library that provides `routine` on this device ("cuFFT 12.0"), or an error saying
+    // why there is none. Backends without vendor libraries keep these defaults.
+    virtual Expected<std::string> vendor_library(VendorRoutine routine) {
+        return make_error(std::string("no vendor library for ") + vendor_routine_name(routine) + " on this backend");
+    }
+    // Runs one call of the vendor routine, timed on the device like run_timed.
+    virtual Expected<double> run_vendor_timed(const VendorCall& call) {
+        auto library = vendor_library(call.routine);
+        if (!library) return library.error();
+        return make_error("run_vendor_timed is not implemented for " + *library);
+    }
 
     // True after an error that leaves the device context unusable (CUDA sticky errors); the
     // worker process then reports and exits so the parent can start a fresh one.

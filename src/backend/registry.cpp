@@ -22,6 +22,9 @@ constexpr Entry kBackends[] = {
 
 const char* language_suffix(Language language) { return language == Language::cuda ? "cu" : "cl"; }
 const char* language_name(Language language) { return language == Language::cuda ? "CUDA C++" : "OpenCL C"; }
+const char* vendor_routine_name(VendorRoutine routine) {
+    return routine == VendorRoutine::fft3d_c2c ? "3-D complex FFT" : "saxpy";
+}
 
 std::vector<std::string> backend_names() {
     std::vector<std::string> names;

@@ -13,5 +13,6 @@ void setup_eval(CLI::App& app, int& exit_code);
 void setup_run(CLI::App& app, int& exit_code);
 void setup_report(CLI::App& app, int& exit_code);
 void setup_worker(CLI::App& app, int& exit_code);
+void setup_bench(CLI::App& app, int& exit_code);
 
 }  // namespace kevo::cli

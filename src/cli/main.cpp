@@ -23,6 +23,7 @@ int main(int argc, char** argv) {
     setup_eval(app, exit_code);
     setup_run(app, exit_code);
     setup_report(app, exit_code);
+    setup_bench(app, exit_code);
     setup_worker(app, exit_code);
     try {
         app.parse(argc, argv);

@@ -8,7 +8,6 @@
 
 #include "core/hash.hpp"
 #include "core/stats.hpp"
-#include "eval/builtin_kernels.hpp"
 #include "eval/compile_stage.hpp"
 #include "eval/device_case.hpp"
 #include "eval/directives.hpp"
@@ -91,33 +90,6 @@ Expected<Runner::Compiled> Runner::compile(const std::string& source, const std:
     }
     compiled_[key] = c;
     return c;
-}
-
-Expected<void> Runner::flush_cache() {
-    if (!flush_kernel_) {
-        const std::string file = fmt::format("flush.{}", language_suffix(device_.language()));
-        auto compiled = compile(std::string(builtin_kernel(file)), {});
-        if (!compiled) return compiled.error();
-        if (!compiled->ok) return make_error("the built-in cache-flush kernel did not compile:\n" + compiled->log);
-        auto kernel = device_.kernel(compiled->module, "kevo_flush");
-        if (!kernel) return kernel.error();
-        flush_kernel_ = *kernel;
-        const auto& info = device_.info();
-        // Twice the last-level cache, and at least 32 MiB on a CPU whose L3 the device does not report.
-        uint64_t bytes = std::max<uint64_t>(2 * info.l2_bytes, info.is_cpu ? 32ull << 20 : 8ull << 20);
-        flush_elements_ = bytes / 4;
-        auto buffer = device_.allocate(bytes);
-        if (!buffer) return buffer.error();
-        flush_buffer_ = *buffer;
-        const std::vector<float> zeros(flush_elements_, 0.0f);
-        if (auto r = device_.upload(*flush_buffer_, 0, zeros.data(), bytes); !r) return r;
-    }
-    Launch l;
-    l.kernel = *flush_kernel_;
-    l.block = {256, 1, 1};
-    l.grid = {(flush_elements_ + 255) / 256, 1, 1};
-    l.args = {KernelArg::buf(*flush_buffer_), KernelArg::u(static_cast<uint32_t>(flush_elements_))};
-    return device_.run(std::span<const Launch>(&l, 1));
 }
 
 Expected<CompileOutcome> Runner::compile_outcome(const std::string& source, const std::vector<std::string>& defines) {
@@ -314,7 +286,7 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
             auto timed_runs = [&](int count, std::vector<double>* samples) -> Expected<void> {
                 for (int r = 0; r < count; ++r) {
                     if (auto e = dc->reset(); !e) return e;
-                    if (auto e = flush_cache(); !e) return e;
+                    if (auto e = flusher_.flush(); !e) return e;
                     stage("timed_run", k.size->label, nullptr, launches.size());
                     auto t = device_.run_timed(launches);
                     if (!t) return t.error();

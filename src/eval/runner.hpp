@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.hpp"
+#include "eval/cache_flusher.hpp"
 #include "eval/calibration.hpp"
 #include "eval/eval_types.hpp"
 #include "eval/case_cache.hpp"
@@ -39,16 +40,13 @@ private:
     CaseCache cases_{memory_fraction(0.15)};
     std::function<void(const nlohmann::json&)> emit_;
     std::map<std::string, Compiled> compiled_;  // keyed by hash of (source, defines)
-    std::optional<uint32_t> flush_kernel_;
-    std::optional<BufferHandle> flush_buffer_;
-    uint64_t flush_elements_ = 0;
+    CacheFlusher flusher_{device_};
 
     Expected<Compiled> compile(const std::string& source, const std::vector<std::string>& defines);
     // compile() in the shape run_compile_stage expects (modules stay cached here).
     Expected<CompileOutcome> compile_outcome(const std::string& source, const std::vector<std::string>& defines);
     // The task's own seed run on this device: the reference where the CPU would be too slow.
     Expected<Reference> device_reference(const Task& task, const Case& c);
-    Expected<void> flush_cache();
     void stage(const char* name, const std::string& size = {}, const char* trial = nullptr, size_t launches = 0);
 };
 

@@ -12,6 +12,7 @@
 
 #include "backends/cuda/cuda_errors.hpp"
 #include "backends/cuda/nvrtc_compile.hpp"
+#include "backends/cuda/vendor_libraries.hpp"
 
 namespace kevo::cuda {
 namespace {
@@ -68,6 +69,7 @@ CudaDevice::~CudaDevice() {
     api_.cuCtxSetCurrent(context_);
     if (!poisoned_) {
         if (stream_) api_.cuStreamSynchronize(stream_);
+        release_vendor_state();
         for (auto& [id, buffer] : buffers_) api_.cuMemFree(buffer.pointer);
         for (auto& [id, module] : modules_) api_.cuModuleUnload(module);
         if (start_) api_.cuEventDestroy(start_);
@@ -422,6 +424,93 @@ Expected<double> CudaDevice::run_timed(std::span<const Launch> launches) {
     if (auto ok = check(api_.cuEventElapsedTime(&milliseconds, start_, stop_), "reading the timing events"); !ok)
         return ok.error();
     return static_cast<double>(milliseconds) * 1e-3;
+}
+
+Expected<std::string> CudaDevice::vendor_library(VendorRoutine routine) {
+    std::string why;
+    if (routine == VendorRoutine::fft3d_c2c) {
+        if (auto* fft = load_cufft(why)) return fft->label;
+    } else if (auto* blas = load_cublas(why)) {
+        return blas->label;
+    }
+    return make_error(why);
+}
+
+Expected<void> CudaDevice::submit_vendor(const VendorCall& call) {
+    std::string why;
+    auto x = find_buffer(call.in, "vendor input");
+    if (!x) return x.error();
+    auto y = find_buffer(call.out, "vendor output");
+    if (!y) return y.error();
+    if (call.routine == VendorRoutine::fft3d_c2c) {
+        const CufftApi* fft = load_cufft(why);
+        if (!fft) return make_error(why);
+        const uint64_t bytes = call.n * call.n * call.n * 8;
+        if ((*x)->bytes < bytes || (*y)->bytes < bytes)
+            return make_error(fmt::format("cuFFT {}^3: the buffers hold fewer than {} bytes", call.n, bytes));
+        auto plan = fft_plans_.find(call.n);
+        if (plan == fft_plans_.end()) {
+            CufftApi::Handle handle = 0;
+            const int n = static_cast<int>(call.n);
+            if (int r = fft->cufftPlan3d(&handle, n, n, n, CufftApi::kC2C); r != 0)
+                return make_error(fmt::format("cufftPlan3d({0}, {0}, {0}, C2C) failed with cufftResult {1}", n, r));
+            if (int r = fft->cufftSetStream(handle, stream_); r != 0) {
+                fft->cufftDestroy(handle);
+                return make_error(fmt::format("cufftSetStream failed with cufftResult {}", r));
+            }
+            plan = fft_plans_.emplace(call.n, handle).first;
+        }
+        void* in = reinterpret_cast<void*>(static_cast<uintptr_t>((*x)->pointer));
+        void* out = reinterpret_cast<void*>(static_cast<uintptr_t>((*y)->pointer));
+        if (int r = fft->cufftExecC2C(plan->second, in, out, CufftApi::kForward); r != 0)
+            return make_error(fmt::format("cufftExecC2C failed with cufftResult {}", r));
+        return {};
+    }
+    const CublasApi* blas = load_cublas(why);
+    if (!blas) return make_error(why);
+    if (call.n > static_cast<uint64_t>(std::numeric_limits<int>::max()) || (*x)->bytes < call.n * 4 || (*y)->bytes < call.n * 4)
+        return make_error(fmt::format("cuBLAS saxpy: n = {} does not fit the buffers or an int", call.n));
+    if (!cublas_) {
+        if (int r = blas->cublasCreate_v2(&cublas_); r != 0) {
+            cublas_ = nullptr;
+            return make_error(fmt::format("cublasCreate failed with cublasStatus {}", r));
+        }
+        if (int r = blas->cublasSetStream_v2(cublas_, stream_); r != 0)
+            return make_error(fmt::format("cublasSetStream failed with cublasStatus {}", r));
+    }
+    auto* xp = reinterpret_cast<const float*>(static_cast<uintptr_t>((*x)->pointer));
+    auto* yp = reinterpret_cast<float*>(static_cast<uintptr_t>((*y)->pointer));
+    if (int r = blas->cublasSaxpy_v2(cublas_, static_cast<int>(call.n), &call.alpha, xp, 1, yp, 1); r != 0)
+        return make_error(fmt::format("cublasSaxpy failed with cublasStatus {}", r));
+    return {};
+}
+
+Expected<double> CudaDevice::run_vendor_timed(const VendorCall& call) {
+    if (auto ok = enter(); !ok) return ok.error();
+    if (auto ok = check(api_.cuEventRecord(start_, stream_), "recording the start event"); !ok) return ok.error();
+    if (auto ok = submit_vendor(call); !ok) {
+        drain();
+        return ok.error();
+    }
+    if (auto ok = check(api_.cuEventRecord(stop_, stream_), "recording the stop event"); !ok) {
+        drain();
+        return ok.error();
+    }
+    if (CUresult r = api_.cuStreamSynchronize(stream_); r != CUDA_SUCCESS)
+        return fail(r, fmt::format("the vendor {} call", vendor_routine_name(call.routine)));
+    float milliseconds = 0;
+    if (auto ok = check(api_.cuEventElapsedTime(&milliseconds, start_, stop_), "reading the timing events"); !ok)
+        return ok.error();
+    return static_cast<double>(milliseconds) * 1e-3;
+}
+
+void CudaDevice::release_vendor_state() {
+    std::string why;
+    if (const CufftApi* fft = fft_plans_.empty() ? nullptr : load_cufft(why))
+        for (auto& [n, plan] : fft_plans_) fft->cufftDestroy(plan);
+    fft_plans_.clear();
+    if (const CublasApi* blas = cublas_ ? load_cublas(why) : nullptr) blas->cublasDestroy_v2(cublas_);
+    cublas_ = nullptr;
 }
 
 }  // namespace kevo::cuda

@@ -38,6 +38,9 @@ public:
     Expected<void> run(std::span<const Launch> launches) override;
     Expected<double> run_timed(std::span<const Launch> launches) override;
 
+    Expected<std::string> vendor_library(VendorRoutine routine) override;
+    Expected<double> run_vendor_timed(const VendorCall& call) override;
+
     bool is_poisoned() const override { return poisoned_; }
 
 private:
@@ -81,6 +84,9 @@ private:
     Expected<void> submit(std::span<const Launch> launches, size_t index);
     // After a failed submission: waits for what was already queued so the stream is idle again.
     void drain();
+    // Queues one vendor call on stream_ (plans and handles are made on first use and kept).
+    Expected<void> submit_vendor(const VendorCall& call);
+    void release_vendor_state();
 
     const DriverApi& api_;
     DeviceInfo info_;
@@ -96,6 +102,8 @@ private:
     std::unordered_map<uint32_t, CUmodule> modules_;
     std::unordered_map<uint32_t, KernelEntry> kernels_;
     std::unordered_map<uint32_t, BufferEntry> buffers_;
+    std::unordered_map<uint64_t, int> fft_plans_;  // cube side -> cuFFT plan
+    void* cublas_ = nullptr;                       // cuBLAS handle
 };
 
 }  // namespace kevo::cuda

@@ -1,38 +1,23 @@
 // Finds and loads libnvrtc with dlopen.
 #include "backends/cuda/nvrtc_api.hpp"
+#include "backends/cuda/library_paths.hpp"
 
 #if KEVO_HAVE_CUDA_HEADERS
 
 #include <dlfcn.h>
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <link.h>
 
 #include <climits>
-#include <cstdlib>
 #include <mutex>
-#include <vector>
 
 namespace kevo::cuda {
 namespace {
-
-constexpr const char* kNames[] = {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"};
 
 struct Loaded {
     NvrtcApi api;
     std::string why;
 };
-
-std::vector<std::string> candidate_paths() {
-    std::vector<std::string> paths(std::begin(kNames), std::end(kNames));
-    std::vector<std::string> dirs;
-    for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-        if (const char* v = std::getenv(var); v && *v) dirs.push_back(fmt::format("{}/lib64", v));
-    dirs.emplace_back("/usr/local/cuda/lib64");
-    for (const auto& dir : dirs)
-        for (const char* name : kNames) paths.push_back(fmt::format("{}/{}", dir, name));
-    return paths;
-}
 
 // NVRTC opens libnvrtc-builtins by its soname at the first compilation, which fails when NVRTC was
 // found by absolute path outside the loader's search path. Loading the builtins from the same folder
@@ -46,22 +31,13 @@ void preload_builtins(void* lib, const NvrtcApi& api) {
 
 Loaded load() {
     Loaded out;
-    void* lib = nullptr;
-    std::string last_error;
-    auto paths = candidate_paths();
-    for (const auto& path : paths) {
-        lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-        if (lib) {
-            out.api.path = path;
-            break;
-        }
-        if (const char* e = dlerror()) last_error = e;
-    }
-    if (!lib) {
-        out.why = fmt::format("NVRTC not found (tried {}; last error: {}); install the CUDA toolkit or set CUDA_HOME",
-                              fmt::join(paths, ", "), last_error);
+    auto opened = open_cuda_library({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, "NVRTC");
+    if (!opened.handle) {
+        out.why = opened.why;
         return out;
     }
+    void* lib = opened.handle;
+    out.api.path = opened.path;
 #define KEVO_NVRTC_FETCH(name)                                             \
     out.api.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name)); \
     if (!out.api.name && out.why.empty()) out.why = fmt::format("{} has no {}", out.api.path, #name);

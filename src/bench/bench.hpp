@@ -1,0 +1,80 @@
+// `kevo bench`: the suite's seed and best-known kernels on one device. First every best-known
+// kernel is checked (correctness only) at every size of every check profile, held-out included;
+// then seed and best are evaluated in full (correctness, timing, score) at the timed profile, and
+// the task's peers are timed beside them. Results are data; bench_render turns them into text,
+// markdown and JSON.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "backend/backend.hpp"
+#include "bench/peers.hpp"
+#include "eval/eval_types.hpp"
+#include "eval/evaluator.hpp"
+
+namespace kevo {
+
+struct BenchOptions {
+    std::vector<std::string> tasks;           // empty: the whole suite, in suite order
+    std::string profile = "large";            // the timed profile
+    std::vector<std::string> check_profiles;  // best kernels checked here first (every size)
+    int warmup = 3, repeat = 10;
+    double timeout_s = 600;                   // per evaluation
+    uint64_t seed = 1;                        // correctness inputs (fixed: reruns compare)
+    bool peers = true;
+    std::string kernels_dir;                  // <dir>/<task>.<cu|cl> replaces the shipped best-known kernel
+};
+
+struct BenchCheck {
+    std::string profile;
+    Verdict verdict = Verdict::crash;
+    std::string diagnostics;  // when it failed
+    double seconds = 0;
+};
+
+struct BenchSize {
+    std::string label;
+    bool heldout = false;
+    std::optional<SizeResult> seed, best;
+    std::vector<PeerTiming> peers;
+    // seed time / best time, when both were timed.
+    std::optional<double> speedup() const;
+};
+
+struct BenchTask {
+    std::string task;
+    std::string bound;                  // "bandwidth" | "compute"
+    std::optional<EvalResult> seed, best;
+    std::string best_missing;           // why there is no best-known kernel here (else empty)
+    std::string best_origin;            // where the best-known kernel came from
+    std::vector<BenchCheck> checks;     // the best kernel's correctness checks, per profile
+    std::vector<BenchSize> sizes;
+    bool ok() const;                    // seed and best (where present) passed everything
+};
+
+struct BenchReport {
+    DeviceInfo device;
+    std::string profile;
+    std::vector<std::string> check_profiles;
+    std::string started;                // UTC, ISO 8601
+    std::vector<BenchTask> tasks;
+    bool ok() const;
+};
+
+struct BenchCallbacks {
+    // Opens the device for the peers on first use (an error shows as every peer's error).
+    std::function<Expected<Device*>()> peer_device;
+    std::function<void(const std::string&)> progress;  // one line per step; may be empty
+    std::function<void(const BenchTask&)> task_done;    // each task as soon as it is complete; may be empty
+};
+
+Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks);
+
+nlohmann::json to_json(const BenchReport& report);
+
+}  // namespace kevo

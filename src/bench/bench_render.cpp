@@ -1,0 +1,122 @@
+// Renders bench reports (see bench_render.hpp). Both forms show the same figures: per size, seed
+// and best time, the best's rate and fractions of the static and workload ceilings, the speed-up
+// over the seed, and each peer's time with the best kernel's speed-up over it (> 1: best faster).
+#include "bench/bench_render.hpp"
+
+#include <fmt/format.h>
+
+namespace kevo {
+namespace {
+
+std::string format_time(double seconds) {
+    if (seconds <= 0) return "-";
+    if (seconds < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
+    if (seconds < 1) return fmt::format("{:.3f} ms", seconds * 1e3);
+    return fmt::format("{:.3f} s", seconds);
+}
+
+std::string timed_time(const std::optional<SizeResult>& s) {
+    if (!s) return "-";
+    if (!s->correct) return "incorrect";
+    return s->timed ? format_time(s->seconds) : "-";
+}
+
+std::string fraction(const std::optional<SizeResult>& s, bool workload) {
+    if (!s || !s->timed) return "-";
+    const double ceiling = workload ? s->ceiling_workload : s->ceiling_static;
+    return ceiling > 0 ? fmt::format("{:.3f}", s->achieved / ceiling) : "-";
+}
+
+std::string rate(const std::optional<SizeResult>& s) {
+    if (!s || !s->timed) return "-";
+    return fmt::format("{:.1f} {}", s->achieved, s->unit);
+}
+
+std::string peers_text(const BenchSize& s) {
+    std::string out;
+    for (const auto& p : s.peers) {
+        if (!out.empty()) out += "; ";
+        if (!p.ran()) {
+            out += fmt::format("{}: not run ({})", p.name, p.error.substr(0, p.error.find('\n')));
+        } else if (s.best && s.best->timed && s.best->seconds > 0) {
+            out += fmt::format("{} {} (best {:.2f}x)", p.name, format_time(p.seconds), p.seconds / s.best->seconds);
+        } else {
+            out += fmt::format("{} {}", p.name, format_time(p.seconds));
+        }
+    }
+    return out;
+}
+
+std::string check_summary(const BenchTask& t) {
+    if (!t.best_missing.empty()) return t.best_missing;
+    std::string out;
+    for (const auto& c : t.checks) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", c.profile, verdict_name(c.verdict));
+    return out.empty() ? "no check profiles" : out;
+}
+
+std::string verdicts(const BenchTask& t) {
+    return fmt::format("seed {}, best {}", t.seed ? verdict_name(t.seed->verdict) : "-",
+                       t.best ? verdict_name(t.best->verdict) : "-");
+}
+
+std::string table_header() {
+    return fmt::format("{:<9} {:<18} {:>11} {:>11} {:>15} {:>7} {:>8} {:>8}  {}\n", "task", "size", "seed", "best", "best rate",
+                       "static", "workload", "speed-up", "peers");
+}
+
+}  // namespace
+
+std::string render_bench_task_text(const BenchTask& t) {
+    std::string out;
+    for (const auto& s : t.sizes) {
+        const auto sp = s.speedup();
+        out += fmt::format("{:<9} {:<18} {:>11} {:>11} {:>15} {:>7} {:>8} {:>8}  {}\n", t.task,
+                           s.label + (s.heldout ? " [h]" : ""), timed_time(s.seed), timed_time(s.best), rate(s.best),
+                           fraction(s.best, false), fraction(s.best, true), sp ? fmt::format("{:.2f}x", *sp) : "-",
+                           peers_text(s));
+    }
+    out += fmt::format("{:<9} {}; best checked: {}\n", "", verdicts(t), check_summary(t));
+    if (t.seed && t.seed->verdict != Verdict::ok) out += fmt::format("{:<9}   seed: {}\n", "", t.seed->diagnostics);
+    if (t.best && t.best->verdict != Verdict::ok) out += fmt::format("{:<9}   best: {}\n", "", t.best->diagnostics);
+    for (const auto& c : t.checks)
+        if (c.verdict != Verdict::ok) out += fmt::format("{:<9}   best at {}: {}\n", "", c.profile, c.diagnostics);
+    return out;
+}
+
+std::string render_bench_text(const BenchReport& report) {
+    std::string out = fmt::format("kevo bench on {} ({}), profile {}, started {}\n", report.device.name, report.device.backend,
+                                  report.profile, report.started);
+    out += table_header();
+    for (const auto& t : report.tasks) out += render_bench_task_text(t);
+    out += report.ok() ? "all kernels correct\n" : "SOME KERNELS FAILED (see above)\n";
+    return out;
+}
+
+std::string render_bench_markdown(const BenchReport& report, const std::string& command) {
+    std::string out = fmt::format("# kevo bench: {} ({})\n\n", report.device.name, report.device.backend);
+    out += fmt::format("- Date: {} (UTC). Driver: {}. Profile timed: `{}`.\n", report.started, report.device.driver, report.profile);
+    out += fmt::format("- Produced by: `{}`\n", command);
+    out += "- Before timing, each best-known kernel was checked at every size of these profiles (held-out included): ";
+    std::string profiles;
+    for (const auto& p : report.check_profiles) profiles += (profiles.empty() ? "" : ", ") + p;
+    out += (profiles.empty() ? "none" : profiles) + ".\n";
+    out += "- Times are medians of the timed runs (each after an L2 flush); one run is every launch of the size. "
+           "Fractions are the best kernel's achieved rate over the measured static ceiling (device peak) and the "
+           "workload ceiling (bandwidth at the size's working set). Speed-up = seed time / best time. Peers: time, and "
+           "in brackets the best kernel's speed-up over the peer (> 1: best faster). [h] = held-out size.\n\n";
+    out += "| task | size | seed | best | best rate | static | workload | speed-up | peers |\n";
+    out += "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
+    for (const auto& t : report.tasks)
+        for (const auto& s : t.sizes) {
+            const auto sp = s.speedup();
+            out += fmt::format("| {} | {}{} | {} | {} | {} | {} | {} | {} | {} |\n", t.task, s.label, s.heldout ? " [h]" : "",
+                               timed_time(s.seed), timed_time(s.best), rate(s.best), fraction(s.best, false),
+                               fraction(s.best, true), sp ? fmt::format("{:.2f}x", *sp) : "-", peers_text(s));
+        }
+    out += "\n## Correctness\n\n| task | verdicts at the timed profile | best-known kernel checked |\n| --- | --- | --- |\n";
+    for (const auto& t : report.tasks) out += fmt::format("| {} | {} | {} |\n", t.task, verdicts(t), check_summary(t));
+    out += report.ok() ? "\nEvery kernel was correct at every size.\n" : "\n**Some kernels failed; see the verdicts above.**\n";
+    return out;
+}
+
+}  // namespace kevo

@@ -1,0 +1,147 @@
+// The peers of fft3d and saxpy (see peers.hpp).
+#include "bench/peers.hpp"
+
+#include <fmt/format.h>
+
+#include <functional>
+#include <vector>
+
+#include "core/rng.hpp"
+#include "core/stats.hpp"
+#include "eval/builtin_kernels.hpp"
+
+namespace kevo {
+namespace {
+
+// Device buffers released when the peer is done with them, whatever happened.
+class ScopedBuffers {
+public:
+    explicit ScopedBuffers(Device& device) : device_(device) {}
+    ~ScopedBuffers() {
+        if (device_.is_poisoned()) return;
+        for (auto b : buffers_) device_.release(b);
+    }
+    Expected<BufferHandle> upload(const std::vector<float>& data) {
+        auto b = device_.allocate(data.size() * sizeof(float));
+        if (!b) return b.error();
+        buffers_.push_back(*b);
+        if (auto r = device_.upload(*b, 0, data.data(), data.size() * sizeof(float)); !r) return r.error();
+        return *b;
+    }
+
+private:
+    Device& device_;
+    std::vector<BufferHandle> buffers_;
+};
+
+// The shared protocol: `warmup` untimed calls, then `repeat` calls each after a cache flush.
+void time_calls(PeerTiming& peer, CacheFlusher& flusher, int warmup, int repeat, const std::function<Expected<double>()>& call) {
+    for (int i = 0; i < warmup; ++i) {
+        if (auto t = call(); !t) {
+            peer.error = t.error().message;
+            return;
+        }
+    }
+    std::vector<double> samples;
+    for (int i = 0; i < repeat; ++i) {
+        if (auto f = flusher.flush(); !f) {
+            peer.error = "cache flush: " + f.error().message;
+            return;
+        }
+        auto t = call();
+        if (!t) {
+            peer.error = t.error().message;
+            return;
+        }
+        samples.push_back(*t);
+    }
+    const Summary s = summarize(samples);
+    peer.seconds = s.median;
+    peer.seconds_min = s.min;
+    peer.seconds_max = s.max;
+}
+
+std::vector<float> normal_data(size_t count, uint64_t stream) {
+    std::vector<float> v(count);
+    rng::fill_normal(v, 0x7065657273ull, stream, 0.0f, 1.0f);
+    return v;
+}
+
+PeerTiming vendor_peer(Device& device, CacheFlusher& flusher, const char* name, VendorCall call,
+                       const std::vector<float>& in, const std::vector<float>& out, int warmup, int repeat) {
+    PeerTiming peer;
+    peer.name = name;
+    auto library = device.vendor_library(call.routine);
+    if (!library) {
+        peer.error = library.error().message;
+        return peer;
+    }
+    peer.library = *library;
+    ScopedBuffers buffers(device);
+    auto a = buffers.upload(in);
+    auto b = a ? buffers.upload(out) : a;
+    if (!b) {
+        peer.error = b.error().message;
+        return peer;
+    }
+    call.in = *a;
+    call.out = *b;
+    time_calls(peer, flusher, warmup, repeat, [&] { return device.run_vendor_timed(call); });
+    return peer;
+}
+
+// y <- a x + y, one float4 per thread: the plain kernel anyone would write first.
+PeerTiming vectorised_axpy_peer(Device& device, CacheFlusher& flusher, uint64_t n, const std::vector<float>& x,
+                                const std::vector<float>& y, int warmup, int repeat) {
+    const std::string file = fmt::format("peer_axpy.{}", language_suffix(device.language()));
+    PeerTiming peer;
+    peer.name = "vectorised kernel";
+    peer.library = "built-in " + file;
+    auto compiled = device.compile(std::string(builtin_kernel(file)), {});
+    if (!compiled || !compiled->module) {
+        peer.error = compiled ? "did not compile:\n" + compiled->log : compiled.error().message;
+        return peer;
+    }
+    const uint32_t module = *compiled->module;
+    auto kernel = device.kernel(module, "peer_axpy");
+    ScopedBuffers buffers(device);
+    auto xb = kernel ? buffers.upload(x) : Expected<BufferHandle>(kernel.error());
+    auto yb = xb ? buffers.upload(y) : xb;
+    if (!yb) {
+        peer.error = yb.error().message;
+        device.release_module(module);
+        return peer;
+    }
+    Launch l;
+    l.kernel = *kernel;
+    l.block = {256, 1, 1};
+    l.grid = {(n / 4 + 1 + 255) / 256, 1, 1};  // one more thread than float4s: it does the tail
+    l.args = {KernelArg::buf(*xb), KernelArg::buf(*yb), KernelArg::f(2.5f), KernelArg::u(static_cast<uint32_t>(n))};
+    time_calls(peer, flusher, warmup, repeat, [&] { return device.run_timed(std::span<const Launch>(&l, 1)); });
+    if (!device.is_poisoned()) device.release_module(module);
+    return peer;
+}
+
+}  // namespace
+
+bool task_has_peers(const std::string& task) { return task == "fft3d" || task == "saxpy"; }
+
+std::vector<PeerTiming> time_peers(Device& device, CacheFlusher& flusher, const std::string& task, const SizeSpec& size,
+                                   int warmup, int repeat) {
+    std::vector<PeerTiming> peers;
+    if (task == "fft3d") {
+        const auto n = static_cast<uint64_t>(size.param("n"));
+        const auto data = normal_data(2 * n * n * n, 1);
+        VendorCall call{VendorRoutine::fft3d_c2c, n};
+        peers.push_back(vendor_peer(device, flusher, "cuFFT", call, data, data, warmup, repeat));
+    } else if (task == "saxpy") {
+        const auto n = static_cast<uint64_t>(size.param("n"));
+        const auto x = normal_data(n, 1), y = normal_data(n, 2);
+        VendorCall call{VendorRoutine::saxpy, n, {}, {}, 2.5f};
+        peers.push_back(vendor_peer(device, flusher, "cuBLAS saxpy", call, x, y, warmup, repeat));
+        peers.push_back(vectorised_axpy_peer(device, flusher, n, x, y, warmup, repeat));
+    }
+    return peers;
+}
+
+}  // namespace kevo

@@ -1,0 +1,130 @@
+// `kevo bench`: the suite's seeds and best-known kernels on one device, checked, timed and scored,
+// with vendor peers beside them (CLI.md "kevo bench").
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "backend/registry.hpp"
+#include "bench/bench.hpp"
+#include "bench/bench_render.hpp"
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "core/files.hpp"
+#include "task/registry.hpp"
+
+namespace kevo::cli {
+
+namespace {
+
+struct BenchCliOptions {
+    DeviceOptions device;
+    std::string profile, markdown, kernels_dir;
+    std::vector<std::string> tasks;
+    std::vector<std::string> check_profiles{"small", "paper", "large"};
+    int warmup = 3, repeat = 10;
+    double timeout = 600;
+    uint64_t seed = 1;
+    bool json = false, no_peers = false;
+};
+
+std::string command_line(const BenchCliOptions& o, const std::string& backend, const std::string& profile) {
+    std::string cmd = fmt::format("kevo bench --backend {} --device {} --profile {}", backend, o.device.device, profile);
+    if (!o.tasks.empty()) cmd += fmt::format(" --tasks {}", fmt::join(o.tasks, ","));
+    cmd += fmt::format(" --check-profiles {}", o.check_profiles.empty() ? "none" : fmt::format("{}", fmt::join(o.check_profiles, ",")));
+    cmd += fmt::format(" --warmup {} --repeat {} --seed {}", o.warmup, o.repeat, o.seed);
+    if (o.no_peers) cmd += " --no-peers";
+    if (!o.kernels_dir.empty()) cmd += " --kernels " + o.kernels_dir;
+    if (!o.markdown.empty()) cmd += " --markdown " + o.markdown;
+    return cmd;
+}
+
+int run(BenchCliOptions& o) {
+    const auto known = task_names();
+    for (const auto& t : o.tasks)
+        if (std::find(known.begin(), known.end(), t) == known.end())
+            return fail(fmt::format("--tasks: unknown task '{}'; expected some of: {}", t, fmt::join(known, ", ")));
+    if (o.check_profiles.size() == 1 && o.check_profiles[0] == "none") o.check_profiles.clear();
+    for (const auto& p : o.check_profiles)
+        if (p != "small" && p != "paper" && p != "large")
+            return fail(fmt::format("--check-profiles: unknown profile '{}'; expected small, paper, large or none", p));
+    auto backend_name = resolve_backend_name(o.device.backend);
+    if (!backend_name) return fail(backend_name.error().message);
+
+    EvaluatorOptions options;
+    options.backend = *backend_name;
+    options.device = o.device.device;
+    options.progress = [&](const std::string& line) { say(true, "    " + line); };
+    Evaluator evaluator(options);
+    auto info = evaluator.device();
+    if (!info) return fail(info.error().message);
+
+    BenchOptions bench;
+    bench.tasks = o.tasks;
+    bench.profile = resolve_profile(o.profile, *info);
+    bench.check_profiles = o.check_profiles;
+    bench.warmup = o.warmup;
+    bench.repeat = o.repeat;
+    bench.timeout_s = o.timeout;
+    bench.seed = o.seed;
+    bench.peers = !o.no_peers;
+    bench.kernels_dir = o.kernels_dir;
+    say(true, fmt::format("kevo bench on {} ({}), profile {}", info->name, *backend_name, bench.profile));
+
+    // The peers run in this process on their own handle to the device, opened on first use.
+    std::unique_ptr<Backend> peer_backend;
+    std::unique_ptr<Device> peer_device;
+    auto open_peer_device = [&]() -> Expected<Device*> {
+        if (!peer_device) {
+            peer_backend = make_backend(*backend_name);
+            if (peer_backend->probe().empty()) return make_error(peer_backend->unavailable_reason());
+            auto d = peer_backend->open(o.device.device);
+            if (!d) return d.error();
+            peer_device = std::move(*d);
+        }
+        return peer_device.get();
+    };
+    BenchCallbacks callbacks;
+    callbacks.peer_device = open_peer_device;
+    callbacks.progress = [](const std::string& line) { say(true, "  " + line); };
+    callbacks.task_done = [](const BenchTask& task) { say(true, render_bench_task_text(task)); };
+    auto report = run_bench(evaluator, bench, callbacks);
+    if (!report) return fail(report.error().message);
+
+    if (!o.markdown.empty()) {
+        const auto text = render_bench_markdown(*report, command_line(o, *backend_name, bench.profile));
+        if (auto w = write_file_atomic(o.markdown, text); !w) return fail(w.error().message);
+        say(true, "wrote " + o.markdown);
+    }
+    say(o.json, render_bench_text(*report));
+    if (o.json) print_json(to_json(*report));
+    return report->ok() ? kExitOk : kExitRejected;
+}
+
+}  // namespace
+
+void setup_bench(CLI::App& app, int& exit_code) {
+    auto* cmd = app.add_subcommand("bench", "seeds and best-known kernels of the suite, checked, timed and scored, with peers");
+    auto o = std::make_shared<BenchCliOptions>();
+    add_device_options(*cmd, o->device);
+    add_profile_option(*cmd, o->profile);
+    add_json_option(*cmd, o->json);
+    cmd->add_option("--tasks", o->tasks, "tasks to bench, comma-separated (default: the whole suite)")->delimiter(',');
+    cmd->add_option("--check-profiles", o->check_profiles,
+                    "profiles at whose every size the best-known kernels are checked before timing (default "
+                    "small,paper,large; none to skip)")
+        ->delimiter(',');
+    cmd->add_option("--warmup", o->warmup, "untimed runs before timing (default 3)")->check(CLI::Range(0, 1000));
+    cmd->add_option("--repeat", o->repeat, "timed runs per size (default 10)")->check(CLI::Range(1, 10000));
+    cmd->add_option("--timeout", o->timeout, "deadline per evaluation in seconds (default 600)")->check(CLI::Range(1.0, 86400.0));
+    cmd->add_option("--seed", o->seed, "seed of the correctness inputs (default 1)");
+    cmd->add_option("--kernels", o->kernels_dir,
+                    "folder of your own kernels, named <task>.cu or <task>.cl, benched in place of the shipped "
+                    "best-known ones")
+        ->check(CLI::ExistingDirectory);
+    cmd->add_flag("--no-peers", o->no_peers, "skip the vendor and hand-written peers");
+    cmd->add_option("--markdown", o->markdown, "also write the table as a markdown document to this file");
+    cmd->callback([&exit_code, o] { exit_code = run(*o); });
+}
+
+}  // namespace kevo::cli

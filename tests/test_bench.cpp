@@ -1,0 +1,139 @@
+// `kevo bench` through the real binary on this machine's OpenCL device (PoCL here): seeds and
+// best-known kernels checked, timed and compared, peers timed beside them, a kernel folder that
+// replaces the shipped kernels, markdown output and the usage errors; and every task's best-known
+// CUDA kernel through NVRTC.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "kevo_process.hpp"
+#include "task/registry.hpp"
+
+using kevo::test::has_device;
+using kevo::test::run_kevo;
+using kevo::test::slurp;
+
+namespace {
+
+std::string temp_path(const std::string& name) { return ::testing::TempDir() + name; }
+
+std::vector<std::string> quick_bench(std::vector<std::string> extra) {
+    std::vector<std::string> args = {"bench", "--backend", "opencl", "--profile", "small", "--warmup", "1", "--repeat", "3", "--json"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+}
+
+TEST(Bench, EveryTaskShipsABestKnownCudaKernel) {
+    for (const auto& task : kevo::task_names()) {
+        const auto best = kevo::task_file(task, "best.cu");
+        EXPECT_FALSE(best.empty()) << task << " has no tasks/" << task << "/best.cu";
+        EXPECT_NE(best, kevo::task_file(task, "seed.cu")) << task << ": best.cu is the seed";
+    }
+}
+
+TEST(Bench, EveryBestKnownCudaKernelCompiles) {
+    auto cuda = kevo::make_backend("cuda");
+    auto probe = cuda->compile_offline("extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }", {}, "sm_90");
+    if (!probe) GTEST_SKIP() << "NVRTC not available: " << probe.error().message;
+    for (const auto& task : kevo::task_names()) {
+        const auto path = temp_path(task + "_best.cu");
+        std::ofstream(path) << kevo::task_file(task, "best.cu");
+        const auto r = run_kevo({"eval", task, path, "--backend", "cuda", "--compile-only", "--json"});
+        const auto doc = r.json();
+        ASSERT_TRUE(doc.is_object()) << task << ": " << r.out << r.err;
+        EXPECT_EQ(doc["verdict"], "ok") << task << ": " << doc.dump(2);
+        EXPECT_TRUE(doc["compile_messages"].empty()) << task << " compiles with messages: " << doc["compile_messages"].dump(2);
+    }
+}
+
+TEST(Bench, SeedAndBestCheckedTimedAndComparedWithPeers) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto md = temp_path("bench.md");
+    std::filesystem::remove(md);
+    const auto r = run_kevo(quick_bench({"--tasks", "saxpy,heat2d", "--check-profiles", "small", "--markdown", md}));
+    const auto doc = r.json();
+    ASSERT_TRUE(doc.is_object()) << r.out << r.err;
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_TRUE(doc["ok"].get<bool>());
+    EXPECT_EQ(doc["profile"], "small");
+    ASSERT_EQ(doc["tasks"].size(), 2u);
+
+    const auto& saxpy = doc["tasks"][0];
+    EXPECT_EQ(saxpy["task"], "saxpy");
+    EXPECT_EQ(saxpy["seed"]["verdict"], "ok");
+    EXPECT_EQ(saxpy["best"]["verdict"], "ok");
+    EXPECT_EQ(saxpy["best_origin"], "tasks/saxpy/best.cl");
+    ASSERT_EQ(saxpy["checks"].size(), 1u);
+    EXPECT_EQ(saxpy["checks"][0]["profile"], "small");
+    EXPECT_EQ(saxpy["checks"][0]["verdict"], "ok");
+    ASSERT_EQ(saxpy["sizes"].size(), 4u);  // three in-distribution sizes and the held-out one
+    int heldout = 0;
+    for (const auto& s : saxpy["sizes"]) {
+        heldout += s["heldout"].get<bool>();
+        for (const char* kernel : {"seed", "best"}) {
+            ASSERT_TRUE(s[kernel]["timed"].get<bool>()) << s.dump(2);
+            EXPECT_GT(s[kernel]["seconds"].get<double>(), 0);
+            EXPECT_GT(s[kernel]["fraction_static"].get<double>(), 0);
+            EXPECT_GT(s[kernel]["fraction_workload"].get<double>(), 0);
+            EXPECT_EQ(s[kernel]["unit"], "GB/s");
+        }
+        const double speedup = s["speedup"].get<double>();
+        EXPECT_NEAR(speedup, s["seed"]["seconds"].get<double>() / s["best"]["seconds"].get<double>(), 1e-9 * speedup);
+        // The vendor BLAS is not on this backend, and says so; the vectorised kernel runs.
+        ASSERT_EQ(s["peers"].size(), 2u);
+        EXPECT_EQ(s["peers"][0]["name"], "cuBLAS saxpy");
+        EXPECT_NE(s["peers"][0]["error"].get<std::string>().find("no vendor library"), std::string::npos);
+        EXPECT_EQ(s["peers"][1]["name"], "vectorised kernel");
+        EXPECT_GT(s["peers"][1]["seconds"].get<double>(), 0);
+        EXPECT_GT(s["peers"][1]["best_speedup"].get<double>(), 0);
+    }
+    EXPECT_EQ(heldout, 1);
+
+    // heat2d has no OpenCL best-known kernel: the seed is still benched and the gap is named.
+    const auto& heat = doc["tasks"][1];
+    EXPECT_EQ(heat["seed"]["verdict"], "ok");
+    EXPECT_FALSE(heat.contains("best"));
+    EXPECT_NE(heat["best_missing"].get<std::string>().find("best.cl"), std::string::npos);
+    EXPECT_TRUE(heat["sizes"][0]["peers"].empty());
+
+    const auto text = slurp(md);
+    EXPECT_NE(text.find("# kevo bench:"), std::string::npos);
+    EXPECT_NE(text.find("Produced by: `kevo bench --backend opencl"), std::string::npos);
+    EXPECT_NE(text.find("| saxpy | 300007 [h] |"), std::string::npos) << text;
+    EXPECT_NE(text.find("Every kernel was correct at every size."), std::string::npos);
+}
+
+TEST(Bench, AWrongKernelInTheKernelsFolderFailsTheBench) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto dir = temp_path("bench_kernels");
+    std::filesystem::create_directories(dir);
+    std::filesystem::copy_file(std::string(KEVO_CANDIDATES_DIR) + "/saxpy_tail_drop.cl", dir + "/saxpy.cl",
+                               std::filesystem::copy_options::overwrite_existing);
+    const auto r = run_kevo(quick_bench({"--tasks", "saxpy", "--check-profiles", "small", "--no-peers", "--kernels", dir}));
+    const auto doc = r.json();
+    ASSERT_TRUE(doc.is_object()) << r.out << r.err;
+    EXPECT_EQ(r.exit_code, 1);
+    EXPECT_FALSE(doc["ok"].get<bool>());
+    const auto& t = doc["tasks"][0];
+    EXPECT_EQ(t["best_origin"], dir + "/saxpy.cl");
+    EXPECT_EQ(t["checks"][0]["verdict"], "incorrect");
+    EXPECT_EQ(t["best"]["verdict"], "incorrect");
+    EXPECT_EQ(t["seed"]["verdict"], "ok");
+    EXPECT_TRUE(t["sizes"][0]["peers"].empty());
+}
+
+TEST(Bench, UsageErrorsNameTheBadInput) {
+    auto r = run_kevo({"bench", "--tasks", "saxpy,nosuch"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("unknown task 'nosuch'"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("heat2d"), std::string::npos) << "the message lists the tasks: " << r.err;
+    r = run_kevo({"bench", "--check-profiles", "tiny"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("unknown profile 'tiny'"), std::string::npos) << r.err;
+    r = run_kevo({"bench", "--kernels", "/nonexistent/kevo"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.err.find("/nonexistent/kevo"), std::string::npos) << r.err;
+}
+
+}  // namespace
