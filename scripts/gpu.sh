@@ -89,10 +89,15 @@ if want overhead; then
 fi
 if want bench; then
     doc="$OUT/bench-h200.md"
+    # Progress is saved in bench_state.json after every step: when the deadline cuts the bench
+    # short, the same command resumes it (on a warm machine, or with build-gpu/results carried).
     timeout "${KEVO_BENCH_TIMEOUT:-3000}" $KEVO bench --backend cuda --profile large --check-profiles "${BENCH_CHECK_PROFILES:-small,paper,large}" \
-        ${BENCH_TASKS:+--tasks "$BENCH_TASKS"} --markdown "$doc" --json > "$RES/bench.json" 2> "$RES/bench.log"
-    echo "kevo bench: exit $?"
+        ${BENCH_TASKS:+--tasks "$BENCH_TASKS"} --state "$RES/bench_state.json" --markdown "$doc" --json > "$RES/bench.json" 2>> "$RES/bench.log"
+    rc=$?
+    cp "$RES/bench_state.json" "$OUT/" 2>/dev/null
+    echo "kevo bench: exit $rc"
     grep -v '^    ' "$RES/bench.log" | tail -80
+    [ $rc = 124 ] && { echo "kevo bench: deadline reached; run the same command again to resume"; exit 124; }
     sed -i "s|^- Produced by: \`kevo bench\(.*\) --markdown [^\`]*\`|- Produced by \`scripts/gpu.sh build bench\`, which runs \`kevo bench\1\`|" "$doc"
     python3 scripts/goals_table.py "$RES/bench.json" | tee -a "$doc"
     if [ "${BENCH_OVERHEAD:-1}" = 1 ]; then

@@ -123,6 +123,30 @@ TEST(Bench, AWrongKernelInTheKernelsFolderFailsTheBench) {
     EXPECT_TRUE(t["sizes"][0]["peers"].empty());
 }
 
+TEST(Bench, AStateFileResumesInsteadOfRemeasuring) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto state = temp_path("bench_state.json");
+    std::filesystem::remove(state);
+    const auto first = run_kevo(quick_bench({"--tasks", "saxpy", "--check-profiles", "small", "--no-peers", "--state", state}));
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    ASSERT_TRUE(std::filesystem::exists(state));
+    const auto second = run_kevo(quick_bench({"--tasks", "saxpy", "--check-profiles", "small", "--no-peers", "--state", state}));
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    EXPECT_NE(second.err.find("resuming from"), std::string::npos) << second.err;
+    EXPECT_EQ(second.err.find("checking"), std::string::npos) << "the check was redone: " << second.err;
+    const auto a = first.json()["tasks"][0], b = second.json()["tasks"][0];
+    // Restored, not re-measured: timings are identical to the last digit.
+    for (size_t i = 0; i < a["sizes"].size(); ++i)
+        for (const char* kernel : {"seed", "best"})
+            EXPECT_EQ(a["sizes"][i][kernel]["seconds"], b["sizes"][i][kernel]["seconds"]) << i << " " << kernel;
+    EXPECT_EQ(a["checks"], b["checks"]);
+
+    // A state file from another bench is refused, not silently mixed in.
+    const auto other = run_kevo({"bench", "--backend", "opencl", "--profile", "paper", "--tasks", "saxpy", "--state", state});
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_NE(other.err.find("belongs to another bench"), std::string::npos) << other.err;
+}
+
 TEST(Bench, UsageErrorsNameTheBadInput) {
     auto r = run_kevo({"bench", "--tasks", "saxpy,nosuch"});
     EXPECT_EQ(r.exit_code, 2);

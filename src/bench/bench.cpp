@@ -3,11 +3,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
 #include <memory>
 
+#include "bench/bench_state.hpp"
 #include "core/files.hpp"
 #include "task/registry.hpp"
 
@@ -21,13 +23,6 @@ std::string utc_now() {
     char text[32];
     std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
     return text;
-}
-
-std::optional<SizeResult> find_size(const std::optional<EvalResult>& result, const std::string& label) {
-    if (!result) return std::nullopt;
-    for (const auto& s : result->sizes)
-        if (s.label == label) return s;
-    return std::nullopt;
 }
 
 nlohmann::json size_json(const SizeResult& s) {
@@ -79,7 +74,13 @@ bool BenchReport::ok() const {
 }
 
 Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks) {
-    const auto& progress = callbacks.progress;
+    const auto started = std::chrono::steady_clock::now();
+    // Progress lines carry the elapsed time, so a long bench shows where its time goes.
+    auto progress = [&](const std::string& line) {
+        if (!callbacks.progress) return;
+        const auto s = static_cast<long>(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
+        callbacks.progress(fmt::format("[{:02}:{:02}] {}", s / 60, s % 60, line));
+    };
     auto info = evaluator.device();
     if (!info) return info.error();
     BenchReport report;
@@ -89,6 +90,15 @@ Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& option
     report.started = utc_now();
     const std::vector<std::string> names = options.tasks.empty() ? task_names() : options.tasks;
     const std::string suffix = language_suffix(info->backend == "cuda" ? Language::cuda : Language::opencl);
+
+    // Fractions are of measured ceilings: measure them now unless a measurement is cached.
+    report.ceilings = load_cached_calibration(*info);
+    if (!report.ceilings) {
+        progress("no measured ceilings for this device yet: calibrating (once; the result is cached)");
+        auto measured = evaluator.calibrate(false);
+        if (!measured) return measured.error();
+        report.ceilings = *measured;
+    }
 
     auto request_for = [&](const std::string& task, const std::string& profile, std::string source) {
         EvalRequest r;
@@ -128,12 +138,27 @@ Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& option
             report.tasks.back().best_missing = fmt::format("no best-known kernel best.{} for {}", suffix, info->backend);
     }
 
+    if (!options.state_path.empty() && std::filesystem::exists(options.state_path)) {
+        auto text = read_text_file(options.state_path);
+        if (!text) return text.error();
+        auto restored = restore_bench_state(nlohmann::json::parse(*text, nullptr, false), options, report);
+        if (!restored)
+            return make_error(fmt::format("--state {}: {}; delete it or name another file", options.state_path, restored.error().message));
+        progress(fmt::format("resuming from {}", options.state_path));
+    }
+    auto save = [&]() -> Expected<void> {
+        if (options.state_path.empty()) return {};
+        return write_file_atomic(options.state_path, bench_state_json(report, options).dump(1));
+    };
+
     // Phase 1: every best-known kernel, every size of every check profile, correctness only.
     for (size_t i = 0; i < report.tasks.size(); ++i) {
         auto& bt = report.tasks[i];
         if (!bt.best_missing.empty()) continue;
         for (const auto& profile : options.check_profiles) {
-            if (progress) progress(fmt::format("{}: checking {} at every {} size", bt.task, bt.best_origin, profile));
+            if (std::any_of(bt.checks.begin(), bt.checks.end(), [&](const BenchCheck& c) { return c.profile == profile; }))
+                continue;
+            progress(fmt::format("{}: checking {} at every {} size", bt.task, bt.best_origin, profile));
             auto request = request_for(bt.task, profile, best_sources[i]);
             request.check_only = true;
             const auto start = std::chrono::steady_clock::now();
@@ -141,8 +166,9 @@ Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& option
             if (!result) return result.error();
             BenchCheck check{profile, result->verdict, result->verdict == Verdict::ok ? "" : result->diagnostics};
             check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            if (progress) progress(fmt::format("{}: best at {}: {}", bt.task, profile, verdict_name(check.verdict)));
+            progress(fmt::format("{}: best at {}: {}", bt.task, profile, verdict_name(check.verdict)));
             bt.checks.push_back(std::move(check));
+            if (auto saved = save(); !saved) return saved.error();
         }
     }
 
@@ -150,32 +176,37 @@ Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& option
     std::unique_ptr<CacheFlusher> flusher;  // on the peers' device; released before it
     for (size_t i = 0; i < report.tasks.size(); ++i) {
         auto& bt = report.tasks[i];
+        if (bt.seed) {  // restored from the state file
+            if (callbacks.task_done) callbacks.task_done(bt);
+            continue;
+        }
         auto task = make_task(bt.task);
-        if (progress) progress(fmt::format("{}: seed at {}", bt.task, options.profile));
+        progress(fmt::format("{}: seed at {}", bt.task, options.profile));
         auto seed = evaluator.evaluate(request_for(bt.task, options.profile, std::string(task_file(bt.task, "seed." + suffix))));
         if (!seed) return seed.error();
-        bt.seed = std::move(*seed);
         if (bt.best_missing.empty()) {
-            if (progress) progress(fmt::format("{}: best at {}", bt.task, options.profile));
+            progress(fmt::format("{}: best at {}", bt.task, options.profile));
             auto best = evaluator.evaluate(request_for(bt.task, options.profile, best_sources[i]));
             if (!best) return best.error();
             bt.best = std::move(*best);
         }
+        bt.seed = std::move(*seed);
         const auto& sizes = (*task)->spec().profiles.at(options.profile);
-        for (const auto& size : sizes) {
-            BenchSize bs{size.label, size.heldout, find_size(bt.seed, size.label), find_size(bt.best, size.label), {}};
-            if (options.peers && task_has_peers(bt.task)) {
-                if (progress) progress(fmt::format("{}: peers at {}", bt.task, size.label));
+        std::map<std::string, std::vector<PeerTiming>> peers;
+        if (options.peers && task_has_peers(bt.task)) {
+            for (const auto& size : sizes) {
+                progress(fmt::format("{}: peers at {}", bt.task, size.label));
                 auto device = callbacks.peer_device();
                 if (!device) {
-                    bs.peers.push_back(PeerTiming{"peers", "", 0, 0, 0, device.error().message});
-                } else {
-                    if (!flusher) flusher = std::make_unique<CacheFlusher>(**device);
-                    bs.peers = time_peers(**device, *flusher, bt.task, size, options.warmup, options.repeat);
+                    peers[size.label].push_back(PeerTiming{"peers", "", 0, 0, 0, device.error().message});
+                    continue;
                 }
+                if (!flusher) flusher = std::make_unique<CacheFlusher>(**device);
+                peers[size.label] = time_peers(**device, *flusher, bt.task, size, options.warmup, options.repeat);
             }
-            bt.sizes.push_back(std::move(bs));
         }
+        fill_bench_sizes(bt, sizes, peers);
+        if (auto saved = save(); !saved) return saved.error();
         if (callbacks.task_done) callbacks.task_done(bt);
     }
     return report;
@@ -218,7 +249,12 @@ nlohmann::json to_json(const BenchReport& report) {
         }
         tasks.push_back(jt);
     }
+    nlohmann::json ceilings = nullptr;
+    if (report.ceilings)
+        ceilings = {{"source", report.ceilings->source}, {"bandwidth_gbs", report.ceilings->bandwidth_gbs},
+                    {"fp32_gflops", report.ceilings->fp32_gflops}, {"measured_at", report.ceilings->measured_at}};
     return {{"device", report.device.name},
+            {"ceilings", ceilings},
             {"backend", report.device.backend},
             {"driver", report.device.driver},
             {"profile", report.profile},

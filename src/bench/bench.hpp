@@ -14,6 +14,7 @@
 
 #include "backend/backend.hpp"
 #include "bench/peers.hpp"
+#include "eval/calibration.hpp"
 #include "eval/eval_types.hpp"
 #include "eval/evaluator.hpp"
 
@@ -28,6 +29,7 @@ struct BenchOptions {
     uint64_t seed = 1;                        // correctness inputs (fixed: reruns compare)
     bool peers = true;
     std::string kernels_dir;                  // <dir>/<task>.<cu|cl> replaces the shipped best-known kernel
+    std::string state_path;                   // progress saved here; a matching file is resumed
 };
 
 struct BenchCheck {
@@ -62,6 +64,7 @@ struct BenchReport {
     std::string profile;
     std::vector<std::string> check_profiles;
     std::string started;                // UTC, ISO 8601
+    std::optional<Calibration> ceilings;  // the measured ceilings the fractions are of
     std::vector<BenchTask> tasks;
     bool ok() const;
 };

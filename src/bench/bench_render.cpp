@@ -86,6 +86,9 @@ std::string render_bench_task_text(const BenchTask& t) {
 std::string render_bench_text(const BenchReport& report) {
     std::string out = fmt::format("kevo bench on {} ({}), profile {}, started {}\n", report.device.name, report.device.backend,
                                   report.profile, report.started);
+    if (report.ceilings)
+        out += fmt::format("ceilings ({}): {:.1f} GB/s, {:.0f} GFLOP/s\n", report.ceilings->source, report.ceilings->bandwidth_gbs,
+                           report.ceilings->fp32_gflops);
     out += table_header();
     for (const auto& t : report.tasks) out += render_bench_task_text(t);
     out += report.ok() ? "all kernels correct\n" : "SOME KERNELS FAILED (see above)\n";
@@ -96,6 +99,9 @@ std::string render_bench_markdown(const BenchReport& report, const std::string& 
     std::string out = fmt::format("# kevo bench: {} ({})\n\n", report.device.name, report.device.backend);
     out += fmt::format("- Date: {} (UTC). Driver: {}. Profile timed: `{}`.\n", report.started, report.device.driver, report.profile);
     out += fmt::format("- Produced by: `{}`\n", command);
+    if (report.ceilings)
+        out += fmt::format("- Ceilings ({}, {}): {:.1f} GB/s streaming bandwidth, {:.0f} GFLOP/s FP32.\n", report.ceilings->source,
+                           report.ceilings->measured_at, report.ceilings->bandwidth_gbs, report.ceilings->fp32_gflops);
     out += "- Before timing, each best-known kernel was checked at every size of these profiles (held-out included): ";
     std::string profiles;
     for (const auto& p : report.check_profiles) profiles += (profiles.empty() ? "" : ", ") + p;

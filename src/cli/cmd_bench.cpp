@@ -19,7 +19,7 @@ namespace {
 
 struct BenchCliOptions {
     DeviceOptions device;
-    std::string profile, markdown, kernels_dir;
+    std::string profile, markdown, kernels_dir, state;
     std::vector<std::string> tasks;
     std::vector<std::string> check_profiles{"small", "paper", "large"};
     int warmup = 3, repeat = 10;
@@ -69,6 +69,7 @@ int run(BenchCliOptions& o) {
     bench.seed = o.seed;
     bench.peers = !o.no_peers;
     bench.kernels_dir = o.kernels_dir;
+    bench.state_path = o.state;
     say(true, fmt::format("kevo bench on {} ({}), profile {}", info->name, *backend_name, bench.profile));
 
     // The peers run in this process on their own handle to the device, opened on first use.
@@ -122,6 +123,8 @@ void setup_bench(CLI::App& app, int& exit_code) {
                     "folder of your own kernels, named <task>.cu or <task>.cl, benched in place of the shipped "
                     "best-known ones")
         ->check(CLI::ExistingDirectory);
+    cmd->add_option("--state", o->state,
+                    "save progress to this file after every step; a bench cut short resumes from it when run again");
     cmd->add_flag("--no-peers", o->no_peers, "skip the vendor and hand-written peers");
     cmd->add_option("--markdown", o->markdown, "also write the table as a markdown document to this file");
     cmd->callback([&exit_code, o] { exit_code = run(*o); });
