@@ -6,6 +6,9 @@
 # checked at every size of every profile, then seeds and best kernels timed at the large profile
 # beside cuFFT / cuBLAS / a vectorised kernel), then kevo's evaluation overhead against the Python
 # route; the document lands in $OUT/bench-h200.md (committed as docs/bench-h200.md).
+# `scripts/gpu.sh build variants` times the knob variants listed in bench/variants.txt (one
+# `task [-D NAME=VALUE ...]` per line) on their task's large held-out size: how the defaults of the
+# best-known kernels were chosen.
 # Summaries go to $OUT (or ./gpu-out) as text; every JSON document into $OUT/results.tar.gz.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -86,6 +89,15 @@ if want tune; then
 fi
 if want overhead; then
     ./build-gpu/kevo_bench_eval --backend cuda --profile paper --runs 7 2>&1 | tee "$OUT/overhead.txt"
+fi
+if want variants; then
+    $KEVO calibrate --backend cuda > /dev/null 2>&1
+    grep -v '^#' "${VARIANTS_FILE:-bench/variants.txt}" | while read -r task defines; do
+        [ -z "$task" ] && continue
+        # shellcheck disable=SC2086
+        timeout 200 $KEVO eval "$task" "tasks/$task/best.cu" --backend cuda --profile large --sizes "${VARIANT_SIZES:-heldout}" \
+            --seed 1 --warmup 2 --repeat 5 --json $defines 2>/dev/null < /dev/null | python3 scripts/variant_line.py "$task" "${defines:--}"
+    done 2>&1 | tee "$OUT/variants.txt"
 fi
 if want bench; then
     doc="$OUT/bench-h200.md"

@@ -22,6 +22,8 @@
 // kevo: tune BX 32 64 16
 // kevo: tune BY 4 2 8 1
 // kevo: tune RY 4 2 8 1
+// kevo: tune ALG 0 1
+// kevo: tune HMUL 0 1 2
 // kevo: launch ising_step block=BX,BY per_thread=16,RY
 #ifndef BX
 #define BX 32
@@ -31,6 +33,27 @@
 #endif
 #ifndef RY
 #define RY 4
+#endif
+// ALG = 1 (alternative, to be A/B-timed): a leaner integer path for the fast case. The kernel is
+// integer-issue bound (Hopper: LOP3/SHF/IADD3/ISETP/SEL run 16 lanes/clk per scheduler on the ALU
+// pipe, IMAD/IMAD.HI 16 lanes/clk on the FMA pipe, in parallel), so ALG = 1 removes ALU ops:
+// - the neighbour pattern (which of L, R, U, D differ) is built by 3 bit-select LOP3s + 1 xor-and
+//   per word (no adds): byte = 4 * pattern (bits 2..5), a byte offset into a 16-entry shared
+//   table of negated thresholds (entry p: -thr(p_accept[4 - popc(p)])); one PRMT + one LDS per site
+//   instead of ~8 ALU ops of the select tree;
+// - the hash input is site ^ k (a strip's first site is a multiple of 16), so fmix32's first
+//   x ^= x >> 16 is folded into one per-strip constant: per site x1 = cc ^ imm;
+// - the test (x >> 8) < thr is the sign of hi(x * 2^24) + (-thr) (one IMAD.HI with addend), the flip
+//   is w ^= (sign >> 31) & mask (no predicate, no ISETP).
+// HMUL = 1 additionally writes the hash's right shifts as mul.hi by 2^(32-k) with run-time constants
+// (FMA pipe instead of ALU), to balance the two integer pipes; HMUL = 2 also moves the flip to the
+// FMA pipe: t = hi(v * 2) = v >> 31, w ^= t0 * mask0 + t1 * mask1 (2 IMAD.HI + 2 IMAD + 1 LOP3 per
+// word instead of 2 SHF + 2 LOP3).
+#ifndef ALG
+#define ALG 0
+#endif
+#ifndef HMUL
+#define HMUL 0
 #endif
 
 // Murmur3's 32-bit finaliser: the exact hash the reference uses.
@@ -79,6 +102,21 @@ __device__ __forceinline__ unsigned update_word(unsigned w, unsigned d, unsigned
 extern "C" __global__ void __launch_bounds__(BX * BY) ising_step(signed char* spins, const float* p_accept, unsigned nx,
                                                                   unsigned ny, unsigned step, unsigned seed)
 {
+#if ALG
+    // 16-entry table of negated thresholds by neighbour pattern (filled before any thread returns).
+#if BX < 16
+#error "ALG = 1 fills its 16-entry table with threadIdx.x < 16: BX >= 16"
+#endif
+    // Entries 16..19: the constants 2^19, 2^16, 2^24, 2 for HMUL, read back from shared memory so
+    // that the compiler cannot turn the mul.hi back into shifts.
+    __shared__ unsigned nthr_s[20];
+    if (threadIdx.y == 0 && threadIdx.x < 16u) {
+        const unsigned nd = __popc(threadIdx.x);
+        nthr_s[threadIdx.x] = 0u - threshold(__ldg(p_accept + (4u - nd)));
+        if (threadIdx.x < 4u) nthr_s[16 + threadIdx.x] = threadIdx.x == 0 ? 1u << 19 : threadIdx.x == 1 ? 1u << 16 : threadIdx.x == 2 ? 1u << 24 : 2u;
+    }
+    __syncthreads();
+#endif
     const unsigned x0 = (blockIdx.x * BX + threadIdx.x) * 16u;  // first site of this thread's strip
     const unsigned jb = (blockIdx.y * BY + threadIdx.y) * RY;   // first of this thread's rows
     if (x0 >= nx || jb >= ny) return;  // the grid is rounded up to whole blocks
@@ -109,6 +147,72 @@ extern "C" __global__ void __launch_bounds__(BX * BY) ising_step(signed char* sp
             eL[r] = (unsigned char)spins[(size_t)j * nx + xl];
             eR[r] = (unsigned char)spins[(size_t)j * nx + xr];
         }
+#if ALG
+#if HMUL
+        // Run-time constants (from shared memory), so ptxas keeps the mul.hi on the FMA pipe.
+        const unsigned K13 = nthr_s[16], K16 = nthr_s[17], K24 = nthr_s[18], K2 = nthr_s[19];
+#define SHR13(v) __umulhi((v), K13)
+#define SHR16(v) __umulhi((v), K16)
+#define SHR8(v) __umulhi((v), K24)
+#else
+#define SHR13(v) ((v) >> 13)
+#define SHR16(v) ((v) >> 16)
+#define SHR8(v) ((v) >> 8)
+#endif
+        const unsigned shc = sh ^ (sh >> 16);
+        const char* tb = reinterpret_cast<const char*>(nthr_s);
+#pragma unroll
+        for (int r = 0; r < RY; ++r) {
+            const unsigned j = jb + r;
+            if (j >= ny) break;
+            const uint4 u = row[r], c = row[r + 1], dn = row[r + 2];
+            const unsigned w[4] = {c.x, c.y, c.z, c.w};
+            const unsigned up[4] = {u.x, u.y, u.z, u.w};
+            const unsigned dw[4] = {dn.x, dn.y, dn.z, dn.w};
+            const unsigned b0 = (colour ^ j) & 1u;
+            const unsigned site = j * nx + x0;  // a multiple of 16 (mod 2^32): site + k == site ^ k
+            const unsigned cc = shc ^ site ^ (site >> 16) ^ b0;  // fmix32 input after x ^= x >> 16
+            const unsigned sel0 = 0x4440u | b0, sel1 = 0x4442u | b0;  // byte b0 / b0+2 -> byte 0
+            const unsigned mk0 = 0xFEu << (8u * b0), mk1 = mk0 << 16;
+            unsigned o[4];
+#pragma unroll
+            for (int q = 0; q < 4; ++q) {
+                const unsigned L = __funnelshift_l(q == 0 ? eL[r] << 24 : w[q - 1], w[q], 8);  // byte k: site x+k-1
+                const unsigned R = __funnelshift_r(w[q], q == 3 ? eR[r] : w[q + 1], 8);        // byte k: site x+k+1
+                // bit 2 <- L, bit 3 <- R, bit 4 <- U, bit 5 <- D (bit selects; xor with w afterwards)
+                const unsigned N1 = (L & 0x04040404u) | (R & ~0x04040404u);
+                const unsigned N2 = (N1 & 0x0C0C0C0Cu) | (up[q] & ~0x0C0C0C0Cu);
+                const unsigned N3 = (N2 & 0x1C1C1C1Cu) | (dw[q] & ~0x1C1C1C1Cu);
+                const unsigned P = (w[q] ^ N3) & 0x3C3C3C3Cu;  // per byte: 4 * pattern
+                unsigned ow = w[q];
+#if HMUL >= 2
+                unsigned fl = 0u;
+#endif
+#pragma unroll
+                for (int m = 0; m < 2; ++m) {
+                    const unsigned off = __byte_perm(P, 0u, m ? sel1 : sel0);
+                    const unsigned nthr = *reinterpret_cast<const unsigned*>(tb + off);
+                    unsigned x = (cc ^ (unsigned)(4 * q + 2 * m)) * 0x85EBCA6Bu;
+                    x ^= SHR13(x);
+                    x *= 0xC2B2AE35u;
+                    x ^= SHR16(x);
+                    const unsigned v = SHR8(x) + nthr;  // (x >> 8) - thr: negative iff accepted
+#if HMUL >= 2
+                    fl += __umulhi(v, K2) * (m ? mk1 : mk0);  // v >> 31 (0/1) times the byte's mask
+#else
+                    ow ^= (unsigned)((int)v >> 31) & (m ? mk1 : mk0);
+#endif
+                }
+#if HMUL >= 2
+                ow ^= fl;
+#endif
+                o[q] = ow;
+            }
+            if ((o[0] ^ w[0]) | (o[1] ^ w[1]) | (o[2] ^ w[2]) | (o[3] ^ w[3]))
+                *reinterpret_cast<uint4*>(spins + (size_t)j * nx + x0) = make_uint4(o[0], o[1], o[2], o[3]);
+        }
+        return;
+#else
         const unsigned M = 0x02020202u;
 #pragma unroll
         for (int r = 0; r < RY; ++r) {
@@ -134,6 +238,7 @@ extern "C" __global__ void __launch_bounds__(BX * BY) ising_step(signed char* sp
                 *reinterpret_cast<uint4*>(spins + (size_t)j * nx + x0) = make_uint4(o[0], o[1], o[2], o[3]);
         }
         return;
+#endif
     }
 
     // General path (nx not a multiple of 16): site by site, the same arithmetic.

@@ -19,14 +19,39 @@
 // - log_n < 3 (N <= 4, not in any profile) takes a simple per-cell path.
 // Expected: ~0.85-0.9 of the 4325 GB/s DRAM ceiling at 512^3; the 128^3 x 400 size is L2-resident
 // and launch-overhead bound (each step is ~2 us of work).
+//
+// ALTERNATIVE PATH (A/B knob; the default MV=0 is the path described above)
+// - MV=1: the loads of the neighbouring bricks on the warp block's faces (L1/L2 hits) are issued
+//   right after the brick's own two float4 loads, BEFORE the shuffles, so a thread has up to
+//   4 bricks (128 B) in flight at once instead of waiting for its own brick, shuffling, and only
+//   then starting a second dependent round trip. Same data, same arithmetic; more registers.
+// - MV=2 (needs BX=512): shared-memory tile. A block owns a 16x16x16 cube (4096 consecutive
+//   Morton indices, thread t = brick t) plus the 6 face layers of bricks of the neighbour cubes
+//   (384 bricks, loaded by threads 0..383 together with their own brick, before one barrier).
+//   Neighbour values then come from shared memory ([cell-in-brick][brick] layout). L2->SM
+//   traffic per cell drops from ~3x (face bricks of every 8x8x4 warp block) to 1.75x, and every
+//   thread has 32-64 B in flight. log_n < 4 falls back to the default path.
 // kevo: tune BX 256 128 512
 // kevo: tune REV 1 0
+// kevo: tune MV 0 1 2
+// kevo: tune MB 0 4 3
 // kevo: launch morton_stencil block=BX per_thread=8
 #ifndef BX
 #define BX 256
 #endif
 #ifndef REV
 #define REV 1
+#endif
+#ifndef MV
+#define MV 0
+#endif
+#ifndef MB
+#define MB 0  // launch-bounds min blocks per SM; 0 = none (MV=1 takes 80 registers; MB=4 caps it at 64)
+#endif
+#if MB > 0
+#define MORTON_BOUNDS __launch_bounds__(BX, MB)
+#else
+#define MORTON_BOUNDS __launch_bounds__(BX)
 #endif
 
 #define FULLMASK 0xffffffffu
@@ -67,7 +92,11 @@ __device__ __forceinline__ void load8(const float* __restrict__ u, unsigned m, f
     v[4] = b.x; v[5] = b.y; v[6] = b.z; v[7] = b.w;
 }
 
-extern "C" __global__ void __launch_bounds__(BX) morton_stencil(const float* __restrict__ u_in, float* __restrict__ u_out, unsigned n, unsigned log_n, float alpha)
+// Brick index (9 bits) inside a 16^3 cube from 3-bit brick coordinates: bits 0/3/6 = x.
+__device__ __forceinline__ unsigned dil3(unsigned v) { return (v & 1u) | ((v & 2u) << 2) | ((v & 4u) << 4); }
+__device__ __forceinline__ unsigned brick_of(unsigned bx, unsigned by, unsigned bz) { return dil3(bx) | (dil3(by) << 1) | (dil3(bz) << 2); }
+
+extern "C" __global__ void MORTON_BOUNDS morton_stencil(const float* __restrict__ u_in, float* __restrict__ u_out, unsigned n, unsigned log_n, float alpha)
 {
     const unsigned cells = n * n * n;  // log_n <= 10: fits 32 bits
     const unsigned tid = blockIdx.x * blockDim.x + threadIdx.x;
@@ -77,6 +106,88 @@ extern "C" __global__ void __launch_bounds__(BX) morton_stencil(const float* __r
         return;
     }
 
+#if MV == 2
+#if BX != 512
+#error "MV=2 needs BX=512 (one thread per brick of a 16^3 cube)"
+#endif
+    if (log_n >= 4u) {
+        __shared__ float s[8][512 + 384];  // [cell in brick][own brick 0..511 | halo 512 + dir*64 + f]
+        const unsigned fullc = (1u << (3u * log_n)) - 1u;
+        const unsigned CX = 0x49249249u & fullc, CY = 0x92492492u & fullc, CZ = 0x24924924u & fullc;
+        const unsigned t = threadIdx.x;
+        const unsigned bx = (t & 1u) | ((t >> 2) & 2u) | ((t >> 4) & 4u);
+        const unsigned by = ((t >> 1) & 1u) | ((t >> 3) & 2u) | ((t >> 5) & 4u);
+        const unsigned bz = ((t >> 2) & 1u) | ((t >> 4) & 2u) | ((t >> 6) & 4u);
+        // Brick column of each neighbour brick (own cube or halo slot).
+        const unsigned cxm = bx > 0u ? brick_of(bx - 1u, by, bz) : 512u + 0u * 64u + by + 8u * bz;
+        const unsigned cxp = bx < 7u ? brick_of(bx + 1u, by, bz) : 512u + 1u * 64u + by + 8u * bz;
+        const unsigned cym = by > 0u ? brick_of(bx, by - 1u, bz) : 512u + 2u * 64u + bx + 8u * bz;
+        const unsigned cyp = by < 7u ? brick_of(bx, by + 1u, bz) : 512u + 3u * 64u + bx + 8u * bz;
+        const unsigned czm = bz > 0u ? brick_of(bx, by, bz - 1u) : 512u + 4u * 64u + bx + 8u * by;
+        const unsigned czp = bz < 7u ? brick_of(bx, by, bz + 1u) : 512u + 5u * 64u + bx + 8u * by;
+        // Halo job of threads 0..383: face brick (dir, f) of a neighbour cube.
+        const unsigned hdir = t >> 6, ha = t & 7u, hb = (t >> 3) & 7u;
+        unsigned hbrick = 0u;
+        if (hdir == 0u) hbrick = brick_of(7u, ha, hb);
+        else if (hdir == 1u) hbrick = brick_of(0u, ha, hb);
+        else if (hdir == 2u) hbrick = brick_of(ha, 7u, hb);
+        else if (hdir == 3u) hbrick = brick_of(ha, 0u, hb);
+        else if (hdir == 4u) hbrick = brick_of(ha, hb, 7u);
+        else hbrick = brick_of(ha, hb, 0u);
+
+        const unsigned ncube = cells >> 12;
+        bool rev = false;
+#if REV
+        rev = u_in > u_out;
+#endif
+        for (unsigned w = blockIdx.x; w < ncube; w += gridDim.x) {  // block-uniform
+            const unsigned cube = rev ? ncube - 1u - w : w;
+            const unsigned cb = cube << 12;
+            const unsigned m0 = cb | (t << 3);
+            float v[8], h[8];
+            load8(u_in, m0, v);
+            const unsigned xc = cb & CX, yc = cb & CY, zc = cb & CZ;
+            bool hv = false;
+            unsigned nb = 0u;
+            if (hdir == 0u) { hv = xc != 0u; nb = ((xc - 0x1000u) & CX) | (cb & ~CX); }
+            else if (hdir == 1u) { hv = (xc | (CX & 0xfffu)) != CX; nb = (((xc | ~CX) + 0x1000u) & CX) | (cb & ~CX); }
+            else if (hdir == 2u) { hv = yc != 0u; nb = ((yc - 0x2000u) & CY) | (cb & ~CY); }
+            else if (hdir == 3u) { hv = (yc | (CY & 0xfffu)) != CY; nb = (((yc | ~CY) + 0x2000u) & CY) | (cb & ~CY); }
+            else if (hdir == 4u) { hv = zc != 0u; nb = ((zc - 0x4000u) & CZ) | (cb & ~CZ); }
+            else if (hdir == 5u) { hv = (zc | (CZ & 0xfffu)) != CZ; nb = (((zc | ~CZ) + 0x4000u) & CZ) | (cb & ~CZ); }
+            if (hv) load8(u_in, nb | (hbrick << 3), h);
+            __syncthreads();  // the previous cube's reads of s are done
+#pragma unroll
+            for (int k = 0; k < 8; ++k) s[k][t] = v[k];
+            if (hv) {
+#pragma unroll
+                for (int k = 0; k < 8; ++k) s[k][512u + t] = h[k];
+            }
+            __syncthreads();
+            const unsigned xm = m0 & CX, ym = m0 & CY, zm = m0 & CZ;
+            const bool xlo = xm == 0u, xhi = (xm | 1u) == CX;
+            const bool ylo = ym == 0u, yhi = (ym | 2u) == CY;
+            const bool zlo = zm == 0u, zhi = (zm | 4u) == CZ;
+            float o[8];
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+                const int x0 = k & 1, y0 = (k >> 1) & 1, z0 = k >> 2;
+                const float c = v[k];
+                const float wxm = x0 ? v[k - 1] : s[k + 1][cxm];
+                const float wxp = x0 ? s[k - 1][cxp] : v[k + 1];
+                const float wym = y0 ? v[k - 2] : s[k + 2][cym];
+                const float wyp = y0 ? s[k - 2][cyp] : v[k + 2];
+                const float wzm = z0 ? v[k - 4] : s[k + 4][czm];
+                const float wzp = z0 ? s[k - 4][czp] : v[k + 4];
+                const bool face = (x0 ? xhi : xlo) || (y0 ? yhi : ylo) || (z0 ? zhi : zlo);
+                o[k] = face ? c : c + alpha * (wxm + wxp + wym + wyp + wzm + wzp - 6.0f * c);
+            }
+            *reinterpret_cast<float4*>(u_out + m0) = make_float4(o[0], o[1], o[2], o[3]);
+            *reinterpret_cast<float4*>(u_out + m0 + 4) = make_float4(o[4], o[5], o[6], o[7]);
+        }
+        return;
+    }
+#endif
     const unsigned full = (1u << (3u * log_n)) - 1u;
     const unsigned MX = 0x49249249u & full;  // bit lanes of x (bits 0, 3, 6, ...)
     const unsigned MY = 0x92492492u & full;  // y (bits 1, 4, 7, ...)
@@ -113,6 +224,37 @@ extern "C" __global__ void __launch_bounds__(BX) morton_stencil(const float* __r
         const bool ylo = ym == 0u, yhi = (ym | 2u) == MY;
         const bool zlo = zm == 0u, zhi = (zm | 4u) == MZ;
 
+#if MV == 1
+        // Issue the face-brick loads first (independent of v), then shuffle, then patch.
+        const bool g_xm = !in_xm && !xlo, g_xp = !in_xp && !xhi;
+        const bool g_ym = !in_ym && !ylo, g_yp = !in_yp && !yhi;
+        const bool g_zm = !in_zm && !zlo, g_zp = !in_zp && !zhi;
+        float txm[8], txp[8], tym[8], typ[8];
+        float4 tzm = make_float4(0.0f, 0.0f, 0.0f, 0.0f), tzp = tzm;
+        if (g_xm) load8(u_in, ((xm - 8u) & MX) | (m0 & ~MX), txm);
+        if (g_xp) load8(u_in, (((xm | ~MX) + 8u) & MX) | (m0 & ~MX), txp);
+        if (g_ym) load8(u_in, ((ym - 16u) & MY) | (m0 & ~MY), tym);
+        if (g_yp) load8(u_in, (((ym | ~MY) + 16u) & MY) | (m0 & ~MY), typ);
+        if (g_zm) tzm = __ldg(reinterpret_cast<const float4*>(u_in + ((((zm - 32u) & MZ) | (m0 & ~MZ)) + 4u)));  // z0 = 1 half
+        if (g_zp) tzp = __ldg(reinterpret_cast<const float4*>(u_in + ((((zm | ~MZ) + 32u) & MZ) | (m0 & ~MZ))));  // z0 = 0 half
+        float XM[4], XP[4], YM[4], YP[4], ZM[4], ZP[4];
+#pragma unroll
+        for (int j = 0; j < 4; ++j) {
+            const int ky = (j & 1) | ((j >> 1) << 2);  // cells with y0 = 0: 0, 1, 4, 5
+            XM[j] = __shfl_sync(FULLMASK, v[2 * j + 1], s_xm);
+            XP[j] = __shfl_sync(FULLMASK, v[2 * j], s_xp);
+            YM[j] = __shfl_sync(FULLMASK, v[ky + 2], s_ym);
+            YP[j] = __shfl_sync(FULLMASK, v[ky], s_yp);
+            ZM[j] = __shfl_sync(FULLMASK, v[j + 4], s_zm);
+            ZP[j] = __shfl_sync(FULLMASK, v[j], s_zp);
+        }
+        if (g_xm) { XM[0] = txm[1]; XM[1] = txm[3]; XM[2] = txm[5]; XM[3] = txm[7]; }
+        if (g_xp) { XP[0] = txp[0]; XP[1] = txp[2]; XP[2] = txp[4]; XP[3] = txp[6]; }
+        if (g_ym) { YM[0] = tym[2]; YM[1] = tym[3]; YM[2] = tym[6]; YM[3] = tym[7]; }
+        if (g_yp) { YP[0] = typ[0]; YP[1] = typ[1]; YP[2] = typ[4]; YP[3] = typ[5]; }
+        if (g_zm) { ZM[0] = tzm.x; ZM[1] = tzm.y; ZM[2] = tzm.z; ZM[3] = tzm.w; }
+        if (g_zp) { ZP[0] = tzp.x; ZP[1] = tzp.y; ZP[2] = tzp.z; ZP[3] = tzp.w; }
+#else
         // Face values from the 6 neighbour bricks: shuffle from the neighbour lane ...
         float XM[4], XP[4], YM[4], YP[4], ZM[4], ZP[4];
 #pragma unroll
@@ -152,6 +294,7 @@ extern "C" __global__ void __launch_bounds__(BX) morton_stencil(const float* __r
             ZP[0] = t[0]; ZP[1] = t[1]; ZP[2] = t[2]; ZP[3] = t[3];
         }
 
+#endif
         float o[8];
 #pragma unroll
         for (int k = 0; k < 8; ++k) {

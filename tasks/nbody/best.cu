@@ -35,6 +35,8 @@
 // kevo: tune SJ 64 32 16
 // kevo: tune TJ 16 32 8
 // kevo: tune UNR 4 8 2
+// kevo: tune MX 0 1
+// kevo: tune MINB 0 2 3 4
 // kevo: launch nbody_step block=BX,SJ per_thread=PB
 #ifndef EXPAND
 #define EXPAND 1
@@ -60,9 +62,24 @@
 #define TILE (SJ * TJ)               // j records per shared-memory tile
 #define LPT ((TILE + NT - 1) / NT)   // records each thread stages per tile
 #define NACC (EXPAND ? 4 : 3)        // accumulators per body
-#define TILE_F (EXPAND ? 5 * TILE : 4 * TILE)      // floats of the tile (+ |x_j|^2)
+#define TILE_F (MX ? 8 * TILE : EXPAND ? 5 * TILE : 4 * TILE)  // floats of the tile (+ |x_j|^2)
 #define RED_F (NACC * BPB * (SJ + 1))              // floats of the reduction (padded rows)
 #define SMEM_F (TILE_F > RED_F ? TILE_F : RED_F)
+// MX = 1 (alternative, EXPAND = 1 only): the tile holds two records per j, (x, y, z, |x|^2) and
+// (m x, m y, m z, m), so s = m r^-3 is never formed: inv3 = inv * inv * inv (2 FMUL), S += inv3 m
+// and Sx += inv3 (m x) (4 FFMA): 10 FP32 + 1 MUFU per pair instead of 11 + 1, at the price of one
+// LDS.128 instead of an LDS.32 per j (0.125 -> 0.25 LDS per pair at PB = 8).
+#ifndef MX
+#define MX 0
+#endif
+// MINB > 0: __launch_bounds__(NT, MINB) (more resident blocks per SM; e.g. PB=4 BX=8 MINB=4 gives
+// 32 warps per SM to smooth the MUFU/FP32 pipe interplay). 0: plain __launch_bounds__(NT).
+#ifndef MINB
+#define MINB 0
+#endif
+#if MX && !EXPAND
+#error "MX = 1 needs EXPAND = 1"
+#endif
 constexpr int kUnroll = UNR;         // j records per unrolled inner-loop body
 
 // Approximate reciprocal square root with flush-to-zero: a single MUFU.RSQ.
@@ -83,13 +100,22 @@ __device__ __forceinline__ float4 load_record(const float4* pos, const float* ma
     return q;
 }
 
-extern "C" __global__ void __launch_bounds__(NT) nbody_step(const float4* pos_in, float4* pos_out, const float4* vel_in, float4* vel_out, const float* mass, unsigned n, float dt, float eps, float G)
+#if MINB > 0
+#define NB_BOUNDS __launch_bounds__(NT, MINB)
+#else
+#define NB_BOUNDS __launch_bounds__(NT)
+#endif
+extern "C" __global__ void NB_BOUNDS nbody_step(const float4* pos_in, float4* pos_out, const float4* vel_in, float4* vel_out, const float* mass, unsigned n, float dt, float eps, float G)
 {
     // One buffer: the tile (x, y, z, mass records, then |x|^2 per record) while the j loop runs,
     // then the SJ rows' partial sums (rows padded to SJ + 1 against bank conflicts).
     __shared__ __align__(16) float smem[SMEM_F];
     float4* tile = reinterpret_cast<float4*>(smem);
+#if !MX
     float* tw = smem + 4 * TILE;
+#else
+    float4* tm = reinterpret_cast<float4*>(smem + 4 * TILE);  // (m x, m y, m z, m) records
+#endif
     float* red = smem;
 
     const unsigned tx = threadIdx.x, ty = threadIdx.y, tid = ty * BX + tx;
@@ -142,9 +168,15 @@ extern "C" __global__ void __launch_bounds__(NT) nbody_step(const float4* pos_in
                 q.x -= c0.x;
                 q.y -= c0.y;
                 q.z -= c0.z;
+#if MX
+                tm[idx] = make_float4(q.w * q.x, q.w * q.y, q.w * q.z, q.w);
+                q.w = fmaf(q.x, q.x, fmaf(q.y, q.y, q.z * q.z));
+                tile[idx] = q;
+#else
                 tile[idx] = q;
 #if EXPAND
                 tw[idx] = fmaf(q.x, q.x, fmaf(q.y, q.y, q.z * q.z));
+#endif
 #endif
             }
         }
@@ -169,12 +201,25 @@ extern "C" __global__ void __launch_bounds__(NT) nbody_step(const float4* pos_in
 #pragma unroll kUnroll
         for (int jj = 0; jj < TJ; ++jj) {
             const float4 q = tile[jj * SJ + ty];
-#if EXPAND
+#if MX
+            const float4 qm = tm[jj * SJ + ty];
+#elif EXPAND
             const float wq = tw[jj * SJ + ty];
 #endif
 #pragma unroll
             for (int k = 0; k < PB; ++k) {
-#if EXPAND
+#if MX
+                float r2 = q.w + ci[k];             // |x_j|^2 + |x_i|^2 + eps^2
+                r2 = fmaf(px[k], q.x, r2);          // - 2 x_i . x_j
+                r2 = fmaf(py[k], q.y, r2);
+                r2 = fmaf(pz[k], q.z, r2);
+                const float inv = rsqrt_ftz(r2);
+                const float inv3 = (inv * inv) * inv;  // r2^(-3/2)
+                as[k] = fmaf(inv3, qm.w, as[k]);       // S += m_j r^-3
+                ax[k] = fmaf(inv3, qm.x, ax[k]);       // Sx += m_j x_j r^-3
+                ay[k] = fmaf(inv3, qm.y, ay[k]);
+                az[k] = fmaf(inv3, qm.z, az[k]);
+#elif EXPAND
                 float r2 = wq + ci[k];             // |x_j|^2 + |x_i|^2 + eps^2
                 r2 = fmaf(px[k], q.x, r2);          // - 2 x_i . x_j
                 r2 = fmaf(py[k], q.y, r2);
