@@ -20,19 +20,19 @@
 // bandwidth is the ceiling of this model; with the hash (~25 integer ops per updated site) close to
 // the issue limit, ~0.38-0.45 is expected.
 // kevo: tune BX 32 64 16
-// kevo: tune BY 4 2 8 1
-// kevo: tune RY 4 2 8 1
-// kevo: tune ALG 0 1
-// kevo: tune HMUL 0 1 2
+// kevo: tune BY 2 4 8 1
+// kevo: tune RY 8 4 2 1
+// kevo: tune ALG 1 0
+// kevo: tune HMUL 2 1 0
 // kevo: launch ising_step block=BX,BY per_thread=16,RY
 #ifndef BX
 #define BX 32
 #endif
 #ifndef BY
-#define BY 4
+#define BY 2
 #endif
 #ifndef RY
-#define RY 4
+#define RY 8
 #endif
 // ALG = 1 (alternative, to be A/B-timed): a leaner integer path for the fast case. The kernel is
 // integer-issue bound (Hopper: LOP3/SHF/IADD3/ISETP/SEL run 16 lanes/clk per scheduler on the ALU
@@ -50,10 +50,10 @@
 // FMA pipe: t = hi(v * 2) = v >> 31, w ^= t0 * mask0 + t1 * mask1 (2 IMAD.HI + 2 IMAD + 1 LOP3 per
 // word instead of 2 SHF + 2 LOP3).
 #ifndef ALG
-#define ALG 0
+#define ALG 1
 #endif
 #ifndef HMUL
-#define HMUL 0
+#define HMUL 2
 #endif
 
 // Murmur3's 32-bit finaliser: the exact hash the reference uses.

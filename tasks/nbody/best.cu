@@ -35,7 +35,7 @@
 // kevo: tune SJ 64 32 16
 // kevo: tune TJ 16 32 8
 // kevo: tune UNR 4 8 2
-// kevo: tune MX 0 1
+// kevo: tune MX 1 0
 // kevo: tune MINB 0 2 3 4
 // kevo: launch nbody_step block=BX,SJ per_thread=PB
 #ifndef EXPAND
@@ -70,7 +70,7 @@
 // and Sx += inv3 (m x) (4 FFMA): 10 FP32 + 1 MUFU per pair instead of 11 + 1, at the price of one
 // LDS.128 instead of an LDS.32 per j (0.125 -> 0.25 LDS per pair at PB = 8).
 #ifndef MX
-#define MX 0
+#define MX 1
 #endif
 // MINB > 0: __launch_bounds__(NT, MINB) (more resident blocks per SM; e.g. PB=4 BX=8 MINB=4 gives
 // 32 warps per SM to smooth the MUFU/FP32 pipe interplay). 0: plain __launch_bounds__(NT).

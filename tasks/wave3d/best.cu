@@ -22,14 +22,14 @@
 // Expected: ~0.85-0.92 of the 4325 GB/s DRAM ceiling at the large sizes (0.5-1.2 GB working
 // sets; streaming three arrays, ~2/PZ/3 extra DRAM reads for the z-halo planes).
 // kevo: tune BY 8 4 16
-// kevo: tune PZ 16 32 8 64
+// kevo: tune PZ 32 16 8 64
 // kevo: tune REV 1 0
 // kevo: launch wave_step block=32,BY,1 per_thread=4,1,PZ
 #ifndef BY
 #define BY 8
 #endif
 #ifndef PZ
-#define PZ 16
+#define PZ 32
 #endif
 #ifndef REV
 #define REV 1
