@@ -140,6 +140,10 @@ TEST(Bench, AStateFileResumesInsteadOfRemeasuring) {
         for (const char* kernel : {"seed", "best"})
             EXPECT_EQ(a["sizes"][i][kernel]["seconds"], b["sizes"][i][kernel]["seconds"]) << i << " " << kernel;
     EXPECT_EQ(a["checks"], b["checks"]);
+    // Both invocations are on record, each with the ceilings it ran under.
+    EXPECT_EQ(first.json()["invocations"].size(), 1u);
+    ASSERT_EQ(second.json()["invocations"].size(), 2u);
+    EXPECT_GT(second.json()["invocations"][1]["bandwidth_gbs"].get<double>(), 0);
 
     // A state file from another bench is refused, not silently mixed in.
     const auto other = run_kevo({"bench", "--backend", "opencl", "--profile", "paper", "--tasks", "saxpy", "--state", state});

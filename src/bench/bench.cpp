@@ -99,6 +99,7 @@ Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& option
         if (!measured) return measured.error();
         report.ceilings = *measured;
     }
+    const BenchReport::Invocation this_invocation{report.started, report.ceilings->bandwidth_gbs, report.ceilings->fp32_gflops};
 
     auto request_for = [&](const std::string& task, const std::string& profile, std::string source) {
         EvalRequest r;
@@ -146,6 +147,7 @@ Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& option
             return make_error(fmt::format("--state {}: {}; delete it or name another file", options.state_path, restored.error().message));
         progress(fmt::format("resuming from {}", options.state_path));
     }
+    report.invocations.push_back(this_invocation);
     auto save = [&]() -> Expected<void> {
         if (options.state_path.empty()) return {};
         return write_file_atomic(options.state_path, bench_state_json(report, options).dump(1));
@@ -212,6 +214,13 @@ Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& option
     return report;
 }
 
+nlohmann::json invocations_json(const BenchReport& report) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& i : report.invocations)
+        list.push_back({{"started", i.started}, {"bandwidth_gbs", i.bandwidth_gbs}, {"fp32_gflops", i.fp32_gflops}});
+    return list;
+}
+
 nlohmann::json to_json(const BenchReport& report) {
     nlohmann::json tasks = nlohmann::json::array();
     for (const auto& t : report.tasks) {
@@ -260,6 +269,7 @@ nlohmann::json to_json(const BenchReport& report) {
             {"profile", report.profile},
             {"check_profiles", report.check_profiles},
             {"started", report.started},
+            {"invocations", invocations_json(report)},
             {"ok", report.ok()},
             {"tasks", tasks}};
 }

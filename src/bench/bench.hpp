@@ -63,7 +63,14 @@ struct BenchReport {
     DeviceInfo device;
     std::string profile;
     std::vector<std::string> check_profiles;
-    std::string started;                // UTC, ISO 8601
+    std::string started;                // UTC, ISO 8601: when the first invocation began
+    // Every invocation that contributed (more than one when resumed with --state): when it began
+    // and the ceilings in force, so that rows measured under different calibrations are told apart.
+    struct Invocation {
+        std::string started;
+        double bandwidth_gbs = 0, fp32_gflops = 0;
+    };
+    std::vector<Invocation> invocations;
     std::optional<Calibration> ceilings;  // the measured ceilings the fractions are of
     std::vector<BenchTask> tasks;
     bool ok() const;
@@ -79,5 +86,6 @@ struct BenchCallbacks {
 Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks);
 
 nlohmann::json to_json(const BenchReport& report);
+nlohmann::json invocations_json(const BenchReport& report);
 
 }  // namespace kevo

@@ -59,6 +59,14 @@ std::string verdicts(const BenchTask& t) {
                        t.best ? verdict_name(t.best->verdict) : "-");
 }
 
+// The static ceiling the task's rows were scored against (from the evaluation itself).
+std::string ceiling_used(const BenchTask& t) {
+    for (const auto& s : t.sizes)
+        for (const auto* r : {&s.best, &s.seed})
+            if (*r && (*r)->ceiling_static > 0) return fmt::format("{:.1f} {}", (*r)->ceiling_static, (*r)->unit);
+    return "-";
+}
+
 std::string table_header() {
     return fmt::format("{:<9} {:<18} {:>11} {:>11} {:>15} {:>7} {:>8} {:>8}  {}\n", "task", "size", "seed", "best", "best rate",
                        "static", "workload", "speed-up", "peers");
@@ -99,6 +107,14 @@ std::string render_bench_markdown(const BenchReport& report, const std::string& 
     std::string out = fmt::format("# kevo bench: {} ({})\n\n", report.device.name, report.device.backend);
     out += fmt::format("- Date: {} (UTC). Driver: {}. Profile timed: `{}`.\n", report.started, report.device.driver, report.profile);
     out += fmt::format("- Produced by: `{}`\n", command);
+    if (report.invocations.size() > 1) {
+        out += fmt::format("- Resumed with `--state`: {} invocations contributed rows (each row keeps the ceilings of the "
+                           "invocation that measured it):", report.invocations.size());
+        for (const auto& i : report.invocations)
+            out += fmt::format(" {} ({:.1f} GB/s, {:.0f} GFLOP/s);", i.started, i.bandwidth_gbs, i.fp32_gflops);
+        out.back() = '.';
+        out += "\n";
+    }
     if (report.ceilings)
         out += fmt::format("- Ceilings ({}, {}): {:.1f} GB/s streaming bandwidth, {:.0f} GFLOP/s FP32.\n", report.ceilings->source,
                            report.ceilings->measured_at, report.ceilings->bandwidth_gbs, report.ceilings->fp32_gflops);
@@ -119,8 +135,10 @@ std::string render_bench_markdown(const BenchReport& report, const std::string& 
                                timed_time(s.seed), timed_time(s.best), rate(s.best), fraction(s.best, false),
                                fraction(s.best, true), sp ? fmt::format("{:.2f}x", *sp) : "-", peers_text(s));
         }
-    out += "\n## Correctness\n\n| task | verdicts at the timed profile | best-known kernel checked |\n| --- | --- | --- |\n";
-    for (const auto& t : report.tasks) out += fmt::format("| {} | {} | {} |\n", t.task, verdicts(t), check_summary(t));
+    out += "\n## Correctness\n\n| task | verdicts at the timed profile | best-known kernel checked | static ceiling of its rows |\n"
+           "| --- | --- | --- | --- |\n";
+    for (const auto& t : report.tasks)
+        out += fmt::format("| {} | {} | {} | {} |\n", t.task, verdicts(t), check_summary(t), ceiling_used(t));
     out += report.ok() ? "\nEvery kernel was correct at every size.\n" : "\n**Some kernels failed; see the verdicts above.**\n";
     return out;
 }

@@ -69,7 +69,8 @@ nlohmann::json bench_state_json(const BenchReport& report, const BenchOptions& o
         }
         tasks.push_back(jt);
     }
-    return {{"kevo_bench_state", 1}, {"key", state_key(report.device, options)}, {"started", report.started}, {"tasks", tasks}};
+    return {{"kevo_bench_state", 1}, {"key", state_key(report.device, options)}, {"started", report.started},
+            {"invocations", invocations_json(report)}, {"tasks", tasks}};
 }
 
 Expected<void> restore_bench_state(const nlohmann::json& state, const BenchOptions& options, BenchReport& report) {
@@ -79,6 +80,8 @@ Expected<void> restore_bench_state(const nlohmann::json& state, const BenchOptio
     if (state["key"] != want)
         return make_error(fmt::format("it belongs to another bench ({}), not this one ({})", state["key"].dump(), want.dump()));
     report.started = state.value("started", report.started);
+    for (const auto& i : state.value("invocations", nlohmann::json::array()))
+        report.invocations.push_back({i.value("started", ""), i.value("bandwidth_gbs", 0.0), i.value("fp32_gflops", 0.0)});
     for (const auto& jt : state["tasks"]) {
         auto it = std::find_if(report.tasks.begin(), report.tasks.end(), [&](const BenchTask& t) { return t.task == jt.value("task", ""); });
         if (it == report.tasks.end()) continue;
