@@ -25,31 +25,6 @@ std::string utc_now() {
     return text;
 }
 
-nlohmann::json size_json(const SizeResult& s) {
-    nlohmann::json j = {{"correct", s.correct}, {"timed", s.timed}};
-    if (!s.correct) j["error"] = s.diagnostics;
-    if (s.timed) {
-        j["seconds"] = s.seconds;
-        j["seconds_min"] = s.seconds_min;
-        j["seconds_max"] = s.seconds_max;
-        j["cv"] = s.cv;
-        j["achieved"] = s.achieved;
-        j["unit"] = s.unit;
-        j["fraction_static"] = s.ceiling_static > 0 ? s.achieved / s.ceiling_static : 0.0;
-        j["fraction_workload"] = s.ceiling_workload > 0 ? s.achieved / s.ceiling_workload : 0.0;
-        j["implausible"] = s.implausible;
-    }
-    return j;
-}
-
-nlohmann::json kernel_json(const EvalResult& r) {
-    nlohmann::json j = {{"verdict", verdict_name(r.verdict)}, {"defines", r.defines}};
-    if (r.score) j["score"] = *r.score;
-    if (r.heldout_fraction) j["heldout_fraction"] = *r.heldout_fraction;
-    if (r.verdict != Verdict::ok) j["diagnostics"] = r.diagnostics;
-    return j;
-}
-
 }  // namespace
 
 std::optional<double> BenchSize::speedup() const {
@@ -73,205 +48,193 @@ bool BenchReport::ok() const {
     return true;
 }
 
-Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks) {
-    const auto started = std::chrono::steady_clock::now();
-    // Progress lines carry the elapsed time, so a long bench shows where its time goes.
-    auto progress = [&](const std::string& line) {
-        if (!callbacks.progress) return;
-        const auto s = static_cast<long>(std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count());
-        callbacks.progress(fmt::format("[{:02}:{:02}] {}", s / 60, s % 60, line));
-    };
-    auto info = evaluator.device();
-    if (!info) return info.error();
-    BenchReport report;
-    report.device = *info;
-    report.profile = options.profile;
-    report.check_profiles = options.check_profiles;
-    report.started = utc_now();
-    const std::vector<std::string> names = options.tasks.empty() ? task_names() : options.tasks;
-    const std::string suffix = language_suffix(info->backend == "cuda" ? Language::cuda : Language::opencl);
+namespace {
 
-    // Fractions are of measured ceilings: measure them now unless a measurement is cached.
-    report.ceilings = load_cached_calibration(*info);
-    if (!report.ceilings) {
-        progress("no measured ceilings for this device yet: calibrating (once; the result is cached)");
-        auto measured = evaluator.calibrate(false);
-        if (!measured) return measured.error();
-        report.ceilings = *measured;
+// One bench from start to end: the report being built, the kernels it runs, and the phases.
+class BenchRun {
+public:
+    BenchRun(Evaluator& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks)
+        : evaluator_(evaluator), options_(options), callbacks_(callbacks), clock_start_(std::chrono::steady_clock::now()) {}
+
+    Expected<BenchReport> run() {
+        if (auto ok = start(); !ok) return ok.error();
+        if (auto ok = list_tasks(); !ok) return ok.error();
+        if (auto ok = restore(); !ok) return ok.error();
+        report_.invocations.push_back(this_invocation_);
+        if (auto ok = check_best_kernels(); !ok) return ok.error();
+        for (size_t i = 0; i < report_.tasks.size(); ++i)
+            if (auto ok = time_task(i); !ok) return ok.error();
+        return std::move(report_);
     }
-    const BenchReport::Invocation this_invocation{report.started, report.ceilings->bandwidth_gbs, report.ceilings->fp32_gflops};
 
-    auto request_for = [&](const std::string& task, const std::string& profile, std::string source) {
+private:
+    Evaluator& evaluator_;
+    const BenchOptions& options_;
+    const BenchCallbacks& callbacks_;
+    const std::chrono::steady_clock::time_point clock_start_;
+    BenchReport report_;
+    BenchReport::Invocation this_invocation_;
+    std::string suffix_;                    // "cu" or "cl"
+    std::vector<std::string> best_sources_;  // parallel to report_.tasks
+    std::unique_ptr<CacheFlusher> flusher_;  // on the peers' device; released before it
+
+    // Progress lines carry the elapsed time, so a long bench shows where its time goes.
+    void progress(const std::string& line) const {
+        if (!callbacks_.progress) return;
+        const auto s = static_cast<long>(std::chrono::duration<double>(std::chrono::steady_clock::now() - clock_start_).count());
+        callbacks_.progress(fmt::format("[{:02}:{:02}] {}", s / 60, s % 60, line));
+    }
+
+    EvalRequest request_for(const std::string& task, const std::string& profile, std::string source) const {
         EvalRequest r;
         r.task = task;
         r.profile = profile;
         r.source = std::move(source);
         r.sizes = SizeSelection::all;
-        r.warmup = options.warmup;
-        r.repeat = options.repeat;
-        r.timeout_s = options.timeout_s;
-        r.seed = options.seed;
+        r.warmup = options_.warmup;
+        r.repeat = options_.repeat;
+        r.timeout_s = options_.timeout_s;
+        r.seed = options_.seed;
         return r;
-    };
+    }
 
-    std::vector<std::string> best_sources;  // parallel to report.tasks
-    for (const auto& name : names) {
-        auto task = make_task(name);
-        if (!task) return task.error();
-        BenchTask bt;
-        bt.task = name;
-        bt.bound = (*task)->spec().bound == Bound::bandwidth ? "bandwidth" : "compute";
-        report.tasks.push_back(std::move(bt));
-        best_sources.push_back({});
-        if (!options.kernels_dir.empty()) {
-            const auto path = std::filesystem::path(options.kernels_dir) / fmt::format("{}.{}", name, suffix);
-            if (std::filesystem::exists(path)) {
-                auto text = read_text_file(path.string());
-                if (!text) return text.error();
-                best_sources.back() = *text;
-                report.tasks.back().best_origin = path.string();
-                continue;
-            }
+    Expected<void> save() const {
+        if (options_.state_path.empty()) return {};
+        return write_file_atomic(options_.state_path, bench_state_json(report_, options_).dump(1));
+    }
+
+    // The device, and its measured ceilings: fractions are of measured ceilings, so measure them
+    // now unless a measurement is cached.
+    Expected<void> start() {
+        auto info = evaluator_.device();
+        if (!info) return info.error();
+        report_.device = *info;
+        report_.profile = options_.profile;
+        report_.check_profiles = options_.check_profiles;
+        report_.started = utc_now();
+        suffix_ = language_suffix(info->backend == "cuda" ? Language::cuda : Language::opencl);
+        report_.ceilings = load_cached_calibration(*info);
+        if (!report_.ceilings) {
+            progress("no measured ceilings for this device yet: calibrating (once; the result is cached)");
+            auto measured = evaluator_.calibrate(false);
+            if (!measured) return measured.error();
+            report_.ceilings = *measured;
         }
-        best_sources.back() = std::string(task_file(name, "best." + suffix));
-        report.tasks.back().best_origin = fmt::format("tasks/{}/best.{}", name, suffix);
-        if (best_sources.back().empty())
-            report.tasks.back().best_missing = fmt::format("no best-known kernel best.{} for {}", suffix, info->backend);
+        this_invocation_ = {report_.started, report_.ceilings->bandwidth_gbs, report_.ceilings->fp32_gflops};
+        return {};
     }
 
-    if (!options.state_path.empty() && std::filesystem::exists(options.state_path)) {
-        auto text = read_text_file(options.state_path);
-        if (!text) return text.error();
-        auto restored = restore_bench_state(nlohmann::json::parse(*text, nullptr, false), options, report);
-        if (!restored)
-            return make_error(fmt::format("--state {}: {}; delete it or name another file", options.state_path, restored.error().message));
-        progress(fmt::format("resuming from {}", options.state_path));
+    // The tasks in order, each with its best-known kernel: from --kernels, else the shipped one.
+    Expected<void> list_tasks() {
+        const std::vector<std::string> names = options_.tasks.empty() ? task_names() : options_.tasks;
+        for (const auto& name : names) {
+            auto task = make_task(name);
+            if (!task) return task.error();
+            BenchTask bt;
+            bt.task = name;
+            bt.bound = (*task)->spec().bound == Bound::bandwidth ? "bandwidth" : "compute";
+            std::string source;
+            const auto own = options_.kernels_dir.empty()
+                                 ? std::filesystem::path()
+                                 : std::filesystem::path(options_.kernels_dir) / fmt::format("{}.{}", name, suffix_);
+            if (!own.empty() && std::filesystem::exists(own)) {
+                auto text = read_text_file(own);
+                if (!text) return text.error();
+                source = std::move(*text);
+                bt.best_origin = own.string();
+            } else {
+                source = std::string(task_file(name, "best." + suffix_));
+                bt.best_origin = fmt::format("tasks/{}/best.{}", name, suffix_);
+                if (source.empty())
+                    bt.best_missing = fmt::format("no best-known kernel best.{} for {}", suffix_, report_.device.backend);
+            }
+            report_.tasks.push_back(std::move(bt));
+            best_sources_.push_back(std::move(source));
+        }
+        return {};
     }
-    report.invocations.push_back(this_invocation);
-    auto save = [&]() -> Expected<void> {
-        if (options.state_path.empty()) return {};
-        return write_file_atomic(options.state_path, bench_state_json(report, options).dump(1));
-    };
+
+    Expected<void> restore() {
+        if (options_.state_path.empty() || !std::filesystem::exists(options_.state_path)) return {};
+        auto text = read_text_file(options_.state_path);
+        if (!text) return text.error();
+        auto restored = restore_bench_state(nlohmann::json::parse(*text, nullptr, false), options_, report_);
+        if (!restored)
+            return make_error(fmt::format("--state {}: {}; delete it or name another file", options_.state_path,
+                                          restored.error().message));
+        progress(fmt::format("resuming from {}", options_.state_path));
+        return {};
+    }
 
     // Phase 1: every best-known kernel, every size of every check profile, correctness only.
-    for (size_t i = 0; i < report.tasks.size(); ++i) {
-        auto& bt = report.tasks[i];
-        if (!bt.best_missing.empty()) continue;
-        for (const auto& profile : options.check_profiles) {
-            if (std::any_of(bt.checks.begin(), bt.checks.end(), [&](const BenchCheck& c) { return c.profile == profile; }))
-                continue;
-            progress(fmt::format("{}: checking {} at every {} size", bt.task, bt.best_origin, profile));
-            auto request = request_for(bt.task, profile, best_sources[i]);
-            request.check_only = true;
-            const auto start = std::chrono::steady_clock::now();
-            auto result = evaluator.evaluate(request);
-            if (!result) return result.error();
-            BenchCheck check{profile, result->verdict, result->verdict == Verdict::ok ? "" : result->diagnostics};
-            check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-            progress(fmt::format("{}: best at {}: {}", bt.task, profile, verdict_name(check.verdict)));
-            bt.checks.push_back(std::move(check));
+    Expected<void> check_best_kernels() {
+        for (size_t i = 0; i < report_.tasks.size(); ++i) {
+            auto& bt = report_.tasks[i];
+            if (!bt.best_missing.empty()) continue;
+            for (const auto& profile : options_.check_profiles) {
+                if (std::any_of(bt.checks.begin(), bt.checks.end(), [&](const BenchCheck& c) { return c.profile == profile; }))
+                    continue;  // done in an earlier invocation
+                progress(fmt::format("{}: checking {} at every {} size", bt.task, bt.best_origin, profile));
+                auto request = request_for(bt.task, profile, best_sources_[i]);
+                request.check_only = true;
+                const auto start = std::chrono::steady_clock::now();
+                auto result = evaluator_.evaluate(request);
+                if (!result) return result.error();
+                BenchCheck check{profile, result->verdict, result->verdict == Verdict::ok ? "" : result->diagnostics};
+                check.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+                progress(fmt::format("{}: best at {}: {}", bt.task, profile, verdict_name(check.verdict)));
+                bt.checks.push_back(std::move(check));
+                if (auto saved = save(); !saved) return saved.error();
+            }
+        }
+        return {};
+    }
+
+    // Phase 2 for one task: seed and best in full at the timed profile, then the peers.
+    Expected<void> time_task(size_t i) {
+        auto& bt = report_.tasks[i];
+        if (!bt.seed) {  // else restored from the state file
+            auto task = make_task(bt.task);
+            if (!task) return task.error();
+            progress(fmt::format("{}: seed at {}", bt.task, options_.profile));
+            auto seed = evaluator_.evaluate(request_for(bt.task, options_.profile, std::string(task_file(bt.task, "seed." + suffix_))));
+            if (!seed) return seed.error();
+            if (bt.best_missing.empty()) {
+                progress(fmt::format("{}: best at {}", bt.task, options_.profile));
+                auto best = evaluator_.evaluate(request_for(bt.task, options_.profile, best_sources_[i]));
+                if (!best) return best.error();
+                bt.best = std::move(*best);
+            }
+            bt.seed = std::move(*seed);
+            const auto& sizes = (*task)->spec().profiles.at(options_.profile);
+            fill_bench_sizes(bt, sizes, time_task_peers(bt.task, sizes));
             if (auto saved = save(); !saved) return saved.error();
         }
+        if (callbacks_.task_done) callbacks_.task_done(bt);
+        return {};
     }
 
-    // Phase 2: seed and best in full at the timed profile, then the peers.
-    std::unique_ptr<CacheFlusher> flusher;  // on the peers' device; released before it
-    for (size_t i = 0; i < report.tasks.size(); ++i) {
-        auto& bt = report.tasks[i];
-        if (bt.seed) {  // restored from the state file
-            if (callbacks.task_done) callbacks.task_done(bt);
-            continue;
-        }
-        auto task = make_task(bt.task);
-        progress(fmt::format("{}: seed at {}", bt.task, options.profile));
-        auto seed = evaluator.evaluate(request_for(bt.task, options.profile, std::string(task_file(bt.task, "seed." + suffix))));
-        if (!seed) return seed.error();
-        if (bt.best_missing.empty()) {
-            progress(fmt::format("{}: best at {}", bt.task, options.profile));
-            auto best = evaluator.evaluate(request_for(bt.task, options.profile, best_sources[i]));
-            if (!best) return best.error();
-            bt.best = std::move(*best);
-        }
-        bt.seed = std::move(*seed);
-        const auto& sizes = (*task)->spec().profiles.at(options.profile);
+    std::map<std::string, std::vector<PeerTiming>> time_task_peers(const std::string& task, const std::vector<SizeSpec>& sizes) {
         std::map<std::string, std::vector<PeerTiming>> peers;
-        if (options.peers && task_has_peers(bt.task)) {
-            for (const auto& size : sizes) {
-                progress(fmt::format("{}: peers at {}", bt.task, size.label));
-                auto device = callbacks.peer_device();
-                if (!device) {
-                    peers[size.label].push_back(PeerTiming{"peers", "", 0, 0, 0, device.error().message});
-                    continue;
-                }
-                if (!flusher) flusher = std::make_unique<CacheFlusher>(**device);
-                peers[size.label] = time_peers(**device, *flusher, bt.task, size, options.warmup, options.repeat);
+        if (!options_.peers || !task_has_peers(task)) return peers;
+        for (const auto& size : sizes) {
+            progress(fmt::format("{}: peers at {}", task, size.label));
+            auto device = callbacks_.peer_device();
+            if (!device) {
+                peers[size.label].push_back(PeerTiming{"peers", "", 0, 0, 0, device.error().message});
+                continue;
             }
+            if (!flusher_) flusher_ = std::make_unique<CacheFlusher>(**device);
+            peers[size.label] = time_peers(**device, *flusher_, task, size, options_.warmup, options_.repeat);
         }
-        fill_bench_sizes(bt, sizes, peers);
-        if (auto saved = save(); !saved) return saved.error();
-        if (callbacks.task_done) callbacks.task_done(bt);
+        return peers;
     }
-    return report;
-}
+};
 
-nlohmann::json invocations_json(const BenchReport& report) {
-    nlohmann::json list = nlohmann::json::array();
-    for (const auto& i : report.invocations)
-        list.push_back({{"started", i.started}, {"bandwidth_gbs", i.bandwidth_gbs}, {"fp32_gflops", i.fp32_gflops}});
-    return list;
-}
+}  // namespace
 
-nlohmann::json to_json(const BenchReport& report) {
-    nlohmann::json tasks = nlohmann::json::array();
-    for (const auto& t : report.tasks) {
-        nlohmann::json jt = {{"task", t.task}, {"bound", t.bound}, {"ok", t.ok()}};
-        if (t.seed) jt["seed"] = kernel_json(*t.seed);
-        if (t.best) jt["best"] = kernel_json(*t.best);
-        if (!t.best_missing.empty()) jt["best_missing"] = t.best_missing;
-        else jt["best_origin"] = t.best_origin;
-        jt["checks"] = nlohmann::json::array();
-        for (const auto& c : t.checks) {
-            nlohmann::json jc = {{"profile", c.profile}, {"verdict", verdict_name(c.verdict)}, {"seconds", c.seconds}};
-            if (!c.diagnostics.empty()) jc["diagnostics"] = c.diagnostics;
-            jt["checks"].push_back(jc);
-        }
-        jt["sizes"] = nlohmann::json::array();
-        for (const auto& s : t.sizes) {
-            nlohmann::json js = {{"label", s.label}, {"heldout", s.heldout}};
-            if (s.seed) js["seed"] = size_json(*s.seed);
-            if (s.best) js["best"] = size_json(*s.best);
-            if (auto sp = s.speedup()) js["speedup"] = *sp;
-            js["peers"] = nlohmann::json::array();
-            for (const auto& p : s.peers) {
-                nlohmann::json jp = {{"name", p.name}, {"library", p.library}};
-                if (p.ran()) {
-                    jp["seconds"] = p.seconds;
-                    jp["seconds_min"] = p.seconds_min;
-                    jp["seconds_max"] = p.seconds_max;
-                    if (s.best && s.best->timed && s.best->seconds > 0) jp["best_speedup"] = p.seconds / s.best->seconds;
-                } else {
-                    jp["error"] = p.error;
-                }
-                js["peers"].push_back(jp);
-            }
-            jt["sizes"].push_back(js);
-        }
-        tasks.push_back(jt);
-    }
-    nlohmann::json ceilings = nullptr;
-    if (report.ceilings)
-        ceilings = {{"source", report.ceilings->source}, {"bandwidth_gbs", report.ceilings->bandwidth_gbs},
-                    {"fp32_gflops", report.ceilings->fp32_gflops}, {"measured_at", report.ceilings->measured_at}};
-    return {{"device", report.device.name},
-            {"ceilings", ceilings},
-            {"backend", report.device.backend},
-            {"driver", report.device.driver},
-            {"profile", report.profile},
-            {"check_profiles", report.check_profiles},
-            {"started", report.started},
-            {"invocations", invocations_json(report)},
-            {"ok", report.ok()},
-            {"tasks", tasks}};
+Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks) {
+    return BenchRun(evaluator, options, callbacks).run();
 }
 
 }  // namespace kevo

@@ -1,0 +1,96 @@
+// The JSON form of a bench report (CLI.md, `kevo bench --json`).
+#include <nlohmann/json.hpp>
+
+#include "bench/bench.hpp"
+
+namespace kevo {
+namespace {
+
+nlohmann::json size_json(const SizeResult& s) {
+    nlohmann::json j = {{"correct", s.correct}, {"timed", s.timed}};
+    if (!s.correct) j["error"] = s.diagnostics;
+    if (s.timed) {
+        j["seconds"] = s.seconds;
+        j["seconds_min"] = s.seconds_min;
+        j["seconds_max"] = s.seconds_max;
+        j["cv"] = s.cv;
+        j["achieved"] = s.achieved;
+        j["unit"] = s.unit;
+        j["fraction_static"] = s.ceiling_static > 0 ? s.achieved / s.ceiling_static : 0.0;
+        j["fraction_workload"] = s.ceiling_workload > 0 ? s.achieved / s.ceiling_workload : 0.0;
+        j["implausible"] = s.implausible;
+    }
+    return j;
+}
+
+nlohmann::json kernel_json(const EvalResult& r) {
+    nlohmann::json j = {{"verdict", verdict_name(r.verdict)}, {"defines", r.defines}};
+    if (r.score) j["score"] = *r.score;
+    if (r.heldout_fraction) j["heldout_fraction"] = *r.heldout_fraction;
+    if (r.verdict != Verdict::ok) j["diagnostics"] = r.diagnostics;
+    return j;
+}
+
+}  // namespace
+
+nlohmann::json invocations_json(const BenchReport& report) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& i : report.invocations)
+        list.push_back({{"started", i.started}, {"bandwidth_gbs", i.bandwidth_gbs}, {"fp32_gflops", i.fp32_gflops}});
+    return list;
+}
+
+nlohmann::json to_json(const BenchReport& report) {
+    nlohmann::json tasks = nlohmann::json::array();
+    for (const auto& t : report.tasks) {
+        nlohmann::json jt = {{"task", t.task}, {"bound", t.bound}, {"ok", t.ok()}};
+        if (t.seed) jt["seed"] = kernel_json(*t.seed);
+        if (t.best) jt["best"] = kernel_json(*t.best);
+        if (!t.best_missing.empty()) jt["best_missing"] = t.best_missing;
+        else jt["best_origin"] = t.best_origin;
+        jt["checks"] = nlohmann::json::array();
+        for (const auto& c : t.checks) {
+            nlohmann::json jc = {{"profile", c.profile}, {"verdict", verdict_name(c.verdict)}, {"seconds", c.seconds}};
+            if (!c.diagnostics.empty()) jc["diagnostics"] = c.diagnostics;
+            jt["checks"].push_back(jc);
+        }
+        jt["sizes"] = nlohmann::json::array();
+        for (const auto& s : t.sizes) {
+            nlohmann::json js = {{"label", s.label}, {"heldout", s.heldout}};
+            if (s.seed) js["seed"] = size_json(*s.seed);
+            if (s.best) js["best"] = size_json(*s.best);
+            if (auto sp = s.speedup()) js["speedup"] = *sp;
+            js["peers"] = nlohmann::json::array();
+            for (const auto& p : s.peers) {
+                nlohmann::json jp = {{"name", p.name}, {"library", p.library}};
+                if (p.ran()) {
+                    jp["seconds"] = p.seconds;
+                    jp["seconds_min"] = p.seconds_min;
+                    jp["seconds_max"] = p.seconds_max;
+                    if (s.best && s.best->timed && s.best->seconds > 0) jp["best_speedup"] = p.seconds / s.best->seconds;
+                } else {
+                    jp["error"] = p.error;
+                }
+                js["peers"].push_back(jp);
+            }
+            jt["sizes"].push_back(js);
+        }
+        tasks.push_back(jt);
+    }
+    nlohmann::json ceilings = nullptr;
+    if (report.ceilings)
+        ceilings = {{"source", report.ceilings->source}, {"bandwidth_gbs", report.ceilings->bandwidth_gbs},
+                    {"fp32_gflops", report.ceilings->fp32_gflops}, {"measured_at", report.ceilings->measured_at}};
+    return {{"device", report.device.name},
+            {"ceilings", ceilings},
+            {"backend", report.device.backend},
+            {"driver", report.device.driver},
+            {"profile", report.profile},
+            {"check_profiles", report.check_profiles},
+            {"started", report.started},
+            {"invocations", invocations_json(report)},
+            {"ok", report.ok()},
+            {"tasks", tasks}};
+}
+
+}  // namespace kevo
