@@ -17,13 +17,18 @@
 //   x-neighbours by warp shuffle (lanes 0/31 load one float). Coalesced 4-byte accesses (a warp
 //   = 128 contiguous bytes per row; rows are not 16-byte aligned) with 72 B in flight per thread.
 //   Everything that depends only on the column (R, aW, aE, the divisions) is computed once per
-//   thread, not per cell; psin keeps the exact division.
+//   thread, not per cell, and so is 1/psi_axis: psin = psi * (1/psi_axis), an ulp from the exact
+//   division (far inside the tolerance).
 // - Cache-friendly sweep order: the reduction walks the rows upwards, the update walks them
 //   downwards (reversed blockIdx.y), so each launch starts on the rows the previous launch
 //   touched last, still in the 60 MB L2 (a 4097^2 field is 67 MB): part of the 12 B/cell model
 //   is served from L2.
-// Expected: ~0.85-0.95 of the 4325 GB/s ceiling at 4097^2..8193x4097 (two streaming passes,
-// a few us of launch/combine overhead per step; L2 reuse between the passes offsets it).
+// Measured on the H200 (large profile, fraction of the measured 4305 GB/s static ceiling):
+// 0.677-0.737 (held-out 5121x3073x15: 0.677), below the ~0.85-0.95 estimate because of the
+// update. Nsight Compute at 5121x3073, before the update lost its per-cell division: reduction
+// 19.4 us at 70% of DRAM peak, update 48.3 us at 47% of DRAM with 71% SM busy and 79% L2
+// throughput (issue-bound; unaligned 4-byte row loads: a warp's 128-byte row access touches two
+// lines). Removing the division took the held-out size from 0.635 to 0.677.
 //
 // ALTERNATIVE PATHS (A/B knobs; the defaults select the paths described above)
 // - RV=1: flat reduction. The float4s that cover rows 1..nz-2 form ONE flat range; every thread
@@ -42,6 +47,8 @@
 //   left/right float4s come by warp shuffle; lanes 0 and 31 only load (halo lanes), so a warp
 //   outputs 30 float4s. Cell (i, j) is tracked incrementally; per-cell R terms use one division.
 //   PX=3 sizes the host grid to the 30-wide warps (with PX=1 the extra blocks exit at once).
+// Neither RV=1 nor UV=1 measured clearly better (held-out 5121x3073x15, before the division's
+// removal): default 0.633, RV=1 (RU=8 RMB=2 RG=264) 0.629, UV=1 (PX=3 PY=4 BY=8) 0.643, both 0.640.
 // kevo: tune RB 512 256 1024
 // kevo: tune RG 396 264 528 132
 // kevo: tune RV 0 1
@@ -243,7 +250,10 @@ __device__ __forceinline__ void step_columns(const float* __restrict__ psi_in, f
         r[k] = 0.0f;
         if (act && jj < nz) r[k] = __ldg(psi_in + (size_t)jj * nr + i);
     }
-    const float axis = __ldg(psi_axis);
+    // One division per thread: psin = c * (1/axis) differs from c / axis by about an ulp, far
+    // inside the tolerance, and a per-cell IEEE division made the update issue-bound (Nsight
+    // Compute on the H200: 71% SM busy, 47% of DRAM bandwidth, 48 us for a 5121x3073 step).
+    const float inv_axis = 1.0f / __ldg(psi_axis);
 
     // Column constants (R depends on i only).
     const float R = rmin + (float)i * dr;
@@ -269,7 +279,7 @@ __device__ __forceinline__ void step_columns(const float* __restrict__ psi_in, f
         if (act) {
             float o = c;  // boundary copies
             if (icol && j >= 1u && j + 1u < nz) {
-                const float psin = c / axis;
+                const float psin = c * inv_axis;
                 const float rhs = (psin > 0.0f && psin < 1.0f) ? src * psin * (1.0f - psin) : 0.0f;
                 const float lpsi = a_w * west + a_e * east + inv_dz2 * (r[k + 2] + r[k]) + a_c * c;
                 o = c + w_c * (rhs - lpsi);

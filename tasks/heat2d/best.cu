@@ -16,8 +16,9 @@
 //   Knob REV=0 turns this off (plain top-down order).
 // - nx % 4 != 0 (rows not 16-byte aligned) falls back to 4 scalar loads/stores per thread with
 //   the same shuffle logic; every size in the profiles has nx % 4 == 0.
-// Expected: ~0.88-0.95 of the 4325 GB/s DRAM ceiling at 4096^2..8192^2 (DRAM-bound streaming
-// read+write; the direction alternation can push the modelled figure towards 1).
+// Measured on the H200 (large profile, fraction of the measured 4333 GB/s static ceiling):
+// 0.851-0.913 (0.852 at 4096^2, 0.913 at 8192^2, held-out 5000x3000: 0.851). Below the ~0.88-0.95
+// estimate at the smaller sizes: the direction alternation did not push the figure towards 1.
 // kevo: tune BY 4 8 2
 // kevo: tune PY 8 4 16
 // kevo: tune REV 1 0

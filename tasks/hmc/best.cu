@@ -20,9 +20,13 @@
 // - Box-Muller pairs rows (r, r^1), owned by lanes (g, g^1): each lane draws the uniform of its own
 //   row and gets its partner's by one __shfl_xor_sync; dH is reduced over the group by 3 xor
 //   shuffles (identical in every lane, so the group agrees on the Metropolis decision).
-// Limits: a launch is only ~90-100 MFLOP (~1.5 us at peak), so launch gaps and the prologue
-// (A and q loads, RNG) weigh as much as the leapfrog itself; the leapfrog runs at ~75-85% FFMA
-// issue efficiency (per step and lane: R*d FFMA + d/4 LDS.128 + R STS + 2R FFMA + 1 __syncwarp).
+// Limits: a launch is only ~90-100 MFLOP (~1.5 us at peak); per leapfrog step and lane: R*d FFMA +
+// d/4 LDS.128 + R STS + 2R FFMA + 1 __syncwarp.
+// Measured on the H200 (large profile, fraction of the measured 65.6 TFLOP/s FP32 static
+// ceiling): 0.154-0.193 (held-out 20x8192x200: 0.154); 7-9 us per launch, ~1 us of it the launch
+// gap, far from the ~75-85% FFMA issue efficiency once estimated for the leapfrog. Not profiled;
+// the likely limit is latency: 11 dependent matrix-vector products per chain, each followed by the
+// q exchange and a __syncwarp, which 8-31 warps per SM do not hide.
 //
 // kevo: tune G 8 4
 // kevo: tune CB 32 16 64

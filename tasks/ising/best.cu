@@ -15,10 +15,14 @@
 //   exact in float32), so there is no int->float conversion per site; the five thresholds are
 //   computed once per thread from the p_accept buffer and kept in registers.
 // - The step hash fmix32(seed + step*0x9E3779B9) is computed once per thread.
-// Expected: the model counts 2 B/site/sweep, but each of the two launches of a sweep must read the
-// whole lattice and write (most of) it back: ~4 B/site/sweep of real DRAM traffic, so 0.5 of the
-// bandwidth is the ceiling of this model; with the hash (~25 integer ops per updated site) close to
-// the issue limit, ~0.38-0.45 is expected.
+// - The counting and the threshold test above are the plain fallback, ALG = 0; the default path
+//   is ALG = 1, a leaner integer version of both (see ALG below).
+// The model counts 2 B/site/sweep, but each of the two launches of a sweep must read the whole
+// lattice and write (most of) it back: ~4 B/site/sweep of real DRAM traffic, so 0.5 of the
+// bandwidth is the ceiling of this model, and the hash (~25 integer ops per updated site) keeps it
+// near the integer issue limit. Measured on the H200 (large profile, fraction of the measured
+// 4333 GB/s static ceiling): 0.374-0.390 (held-out 14336x10240x12: 0.376), at the low end of the
+// ~0.38-0.45 estimate.
 // kevo: tune BX 32 64 16
 // kevo: tune BY 2 4 8 1
 // kevo: tune RY 8 4 2 1
@@ -34,9 +38,10 @@
 #ifndef RY
 #define RY 8
 #endif
-// ALG = 1 (alternative, to be A/B-timed): a leaner integer path for the fast case. The kernel is
-// integer-issue bound (Hopper: LOP3/SHF/IADD3/ISETP/SEL run 16 lanes/clk per scheduler on the ALU
-// pipe, IMAD/IMAD.HI 16 lanes/clk on the FMA pipe, in parallel), so ALG = 1 removes ALU ops:
+// ALG = 1 (the default path; ALG = 0 is the plain fallback of the header): a leaner integer path
+// for the fast case. The kernel is integer-issue bound (Hopper: LOP3/SHF/IADD3/ISETP/SEL run 16
+// lanes/clk per scheduler on the ALU pipe, IMAD/IMAD.HI 16 lanes/clk on the FMA pipe, in
+// parallel), so ALG = 1 removes ALU ops:
 // - the neighbour pattern (which of L, R, U, D differ) is built by 3 bit-select LOP3s + 1 xor-and
 //   per word (no adds): byte = 4 * pattern (bits 2..5), a byte offset into a 16-entry shared
 //   table of negated thresholds (entry p: -thr(p_accept[4 - popc(p)])); one PRMT + one LDS per site
@@ -49,6 +54,8 @@
 // (FMA pipe instead of ALU), to balance the two integer pipes; HMUL = 2 also moves the flip to the
 // FMA pipe: t = hi(v * 2) = v >> 31, w ^= t0 * mask0 + t1 * mask1 (2 IMAD.HI + 2 IMAD + 1 LOP3 per
 // word instead of 2 SHF + 2 LOP3).
+// Timed at the held-out 14336x10240x12: ALG=0 HMUL=0 RY=4 BY=4 (the old path) 0.307, ALG=1 HMUL=2
+// 0.351, ALG=1 HMUL=1 0.350, ALG=1 HMUL=2 RY=8 BY=2 (the defaults) 0.376.
 #ifndef ALG
 #define ALG 1
 #endif

@@ -21,8 +21,11 @@
 //   capacity (never at the task's densities) falls back to the seed's gather loop for its particles.
 // Limits: the 27-cell stencil tests ~280 candidates per particle for ~43 within r_cut (6.5x); with
 // a warp needing the force branch on nearly every candidate (some lane is in range), the step is
-// bound by FP32 issue at ~20 instructions per candidate: ~0.05-0.07 of the FP32 peak by the
-// model's 20 FLOP per (ordered) pair within r_cut.
+// bound by FP32 issue at ~20 instructions per candidate; the model credits 20 FLOP only per
+// (ordered) pair within r_cut. Measured on the H200 (large profile, fraction of the measured
+// 65.6 TFLOP/s FP32 static ceiling by that model): 0.012-0.020 (held-out 512000: 0.019), below
+// the ~0.05-0.07 issue estimate: 448 us per step at N = 884736 (clear + build + step), about
+// twice the issue-bound time (not profiled).
 //
 // kevo: tune BLOCK 128 256
 // kevo: tune PT 2 1 4 8

@@ -17,10 +17,13 @@
 //   addresses): each step starts on the cells the previous one wrote last, still in the 60 MB
 //   L2; this matters at 256^3 (64 MB per buffer). Knob REV=0 turns it off.
 // - log_n < 3 (N <= 4, not in any profile) takes a simple per-cell path.
-// Expected: ~0.85-0.9 of the 4325 GB/s DRAM ceiling at 512^3; the 128^3 x 400 size is L2-resident
-// and launch-overhead bound (each step is ~2 us of work).
+// Measured on the H200 (large profile, fraction of the measured 4333 GB/s static ceiling):
+// 0.69-0.73 at 256^3-512^3 (held-out 256^3x60: 0.694); 0.556 at 128^3x400, which is L2-resident
+// and launch-bound. Below the ~0.85-0.9 estimate (not profiled; MV=1/2 below argue against a
+// latency limit, the suspect is L2->SM traffic: face bricks fetch ~3x the cell bytes through L2).
 //
-// ALTERNATIVE PATH (A/B knob; the default MV=0 is the path described above)
+// ALTERNATIVE PATH (A/B knob; the default MV=0 is the path described above). Neither alternative
+// was faster at the held-out 256^3x60: MV=1 0.654, MV=2 (BX=512) 0.557, default MV=0 0.692.
 // - MV=1: the loads of the neighbouring bricks on the warp block's faces (L1/L2 hits) are issued
 //   right after the brick's own two float4 loads, BEFORE the shuffles, so a thread has up to
 //   4 bricks (128 B) in flight at once instead of waiting for its own brick, shuffling, and only

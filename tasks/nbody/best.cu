@@ -2,11 +2,12 @@
 //
 // What made it fast (the model counts 20 FLOP per pair; the floor on Hopper is the issue rate,
 // one warp instruction per clock per scheduler, FP32 and MUFU alike):
-// - 11 FP32 instructions + 1 MUFU.RSQ per pair (EXPAND = 1): r2 = |x_j|^2 + (|x_i|^2 + eps^2)
-//   - 2 x_i.x_j is 1 FADD + 3 FFMA (|x_j|^2 is computed once per tile record and stored next to
-//   it; -2 x_i and |x_i|^2 + eps^2 once per body), s = m_j r^-3 is 3 FMUL, and the sums
-//   S += s, Sx += s x_j (1 FADD + 3 FFMA) give a_i = Sx - x_i S at the end. The textbook form
-//   (d = x_j - x_i: 3 FADD + 3 FFMA for r2, 3 FFMA to accumulate; EXPAND = 0) needs 12.
+// - 11 FP32 instructions + 1 MUFU.RSQ per pair (EXPAND = 1; 10 with the default MX = 1, below):
+//   r2 = |x_j|^2 + (|x_i|^2 + eps^2) - 2 x_i.x_j is 1 FADD + 3 FFMA (|x_j|^2 is computed once per
+//   tile record and stored next to it; -2 x_i and |x_i|^2 + eps^2 once per body), s = m_j r^-3 is
+//   3 FMUL, and the sums S += s, Sx += s x_j (1 FADD + 3 FFMA) give a_i = Sx - x_i S at the end.
+//   The textbook form (d = x_j - x_i: 3 FADD + 3 FFMA for r2, 3 FFMA to accumulate; EXPAND = 0)
+//   needs 12.
 //   Coordinates are taken relative to body 0 (so a translated cluster keeps its accuracy); the
 //   expansion loses ~1e-7 |x|^2 absolute in r2, i.e. ~1e-3 relative at r2 = eps^2 = 0.0009 for
 //   |x| ~ 3: a float32 model of the largest case (N = 32768, outlier cluster, eps = 0.03) gives
@@ -15,7 +16,8 @@
 //   (FSETP + 2 predicated FMUL) per pair, and r2 >= eps^2 > 0 is never denormal.
 // - Register blocking: each thread owns PB = 8 bodies, so one broadcast LDS.128 (+ one LDS.32 for
 //   |x_j|^2) of a j record feeds 8 pairs: 12.25 issue slots per pair, a ceiling of
-//   20 / (2 * 12.25) = 0.82 of the FP32 FMA peak (EXPAND = 0, PB = 4: 13.25 -> 0.75).
+//   20 / (2 * 12.25) = 0.82 of the FP32 FMA peak (EXPAND = 0, PB = 4: 13.25 -> 0.75; the default
+//   MX = 1, two LDS.128 per j: 11.25 -> 0.89).
 // - The j range is split over SJ = 64 thread rows (block BX x SJ = 4 x 64): a block owns only
 //   BX * PB = 32 bodies, so N = 8192 already gives 256 blocks of 8 warps (two per SM), and every
 //   size of the large profile (8192, 12288, 16384, 32768) fills the 132 SMs to 97% (whole blocks
@@ -25,9 +27,14 @@
 //   are issued before the current tile is computed); full tiles load at immediate offsets with no
 //   bounds logic, and the inner loop is unrolled.
 // - Padding records past n carry mass 0 (at record n-1's position): they add exactly 0.
-// Expected: ~0.72-0.78 of the FP32 peak at N >= 16384 (0.82 ceiling x 0.97 SM balance, minus
-// ~3% staging and tile syncs and the launch gaps of the 10 steps), a little less at N = 8192
-// (~13 us per step).
+// Measured on the H200 (large profile, fraction of the measured 65.45 TFLOP/s FP32 static
+// ceiling): 0.54-0.61 (0.539 at 8192, 0.614 at 32768, held-out 12288: 0.570); the 0.70 goal and
+// the ~0.72-0.78 estimate are missed: latency and the partial wave, not the instruction count
+// (~11.4 issue slots per pair with MX = 1 would allow ~0.88). Nsight Compute at 12288 (MX = 1):
+// 127 registers -> 2 blocks of 256 per SM (25% occupancy), grid 384 blocks = 1.45 waves, issue
+// slots busy 69% (IPC 2.92 of 4), FMA pipe 57.6%.
+// Knobs at the held-out 12288: MX=0 0.541, MX=1 0.568; MX=1 with PB=4 BX=8 SJ=32 TJ=8 MINB=4
+// 0.502; EXPAND=0 0.429; MX=1 with SJ=64 (default) 0.570, SJ=32 0.576, SJ=16 0.423.
 //
 // kevo: tune EXPAND 1 0
 // kevo: tune PB 8 4 2
@@ -65,7 +72,7 @@
 #define TILE_F (MX ? 8 * TILE : EXPAND ? 5 * TILE : 4 * TILE)  // floats of the tile (+ |x_j|^2)
 #define RED_F (NACC * BPB * (SJ + 1))              // floats of the reduction (padded rows)
 #define SMEM_F (TILE_F > RED_F ? TILE_F : RED_F)
-// MX = 1 (alternative, EXPAND = 1 only): the tile holds two records per j, (x, y, z, |x|^2) and
+// MX = 1 (the default; needs EXPAND = 1): the tile holds two records per j, (x, y, z, |x|^2) and
 // (m x, m y, m z, m), so s = m r^-3 is never formed: inv3 = inv * inv * inv (2 FMUL), S += inv3 m
 // and Sx += inv3 (m x) (4 FFMA): 10 FP32 + 1 MUFU per pair instead of 11 + 1, at the price of one
 // LDS.128 instead of an LDS.32 per j (0.125 -> 0.25 LDS per pair at PB = 8).

@@ -12,8 +12,9 @@
 // - x is read through the read-only path (const __restrict__ -> LDG.CONSTANT); y is streamed
 //   with evict-first hints (__ldcs/__stcs) since nothing is reused within the launch.
 // - A grid-stride outer loop keeps it correct for any grid the host computes.
-// Expected: ~0.90-0.93 of the 4325 GB/s copy ceiling at the large sizes (2^26..2^28 elements,
-// 0.8-3.2 GB per run): a read-read-write stream runs at copy speed or marginally below it.
+// Measured on the H200 (large profile, fraction of the measured 4333 GB/s static ceiling):
+// 0.959-0.993 (held-out 100663303: 0.975), 1.31x faster than cuBLAS saxpy; a plain float4 kernel
+// is within 2%. Above the ~0.90-0.93 estimate: the read-read-write stream runs at copy speed.
 // kevo: tune BLOCK 256 512 128 1024
 // kevo: tune EPT 16 8 32 4
 // kevo: launch saxpy block=BLOCK per_thread=EPT

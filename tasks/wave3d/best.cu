@@ -19,8 +19,11 @@
 //   touched last and that still sit in the 60 MB L2. Knob REV=0 turns this off.
 // - nx % 4 != 0 (rows not 16-byte aligned, e.g. 50) falls back to scalar loads/stores with the
 //   same logic; all large sizes have nx % 4 == 0.
-// Expected: ~0.85-0.92 of the 4325 GB/s DRAM ceiling at the large sizes (0.5-1.2 GB working
-// sets; streaming three arrays, ~2/PZ/3 extra DRAM reads for the z-halo planes).
+// Measured on the H200 (large profile, fraction of the measured 4333 GB/s static ceiling):
+// 0.80-0.86 (0.802 at 384^3, 0.86 at 512x512x256 and 640x480x320, held-out 448x352x288: 0.808).
+// Below the ~0.85-0.92 estimate at 384^3 and 448 wide (not profiled; likely a partial last wave,
+// 3.27 waves of blocks at 384^3, and a half-idle warp in four on 448-cell rows).
+// PZ=32 is the default: held-out 448x352x288x15 PZ=16 0.792, PZ=32 0.809, BY=4 0.792.
 // kevo: tune BY 8 4 16
 // kevo: tune PZ 32 16 8 64
 // kevo: tune REV 1 0
