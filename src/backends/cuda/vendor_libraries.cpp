@@ -52,22 +52,20 @@ Loaded<CublasApi> load_cublas_once() {
     return out;
 }
 
+// Each library is loaded at most once per process, on first use.
+template <class Api, Loaded<Api> (*Load)()>
+const Api* load_once(std::string& why) {
+    static std::once_flag once;
+    static Loaded<Api> loaded;
+    std::call_once(once, [] { loaded = Load(); });
+    why = loaded.why;
+    return loaded.why.empty() ? &loaded.api : nullptr;
+}
+
 }  // namespace
 
-const CufftApi* load_cufft(std::string& why) {
-    static std::once_flag once;
-    static Loaded<CufftApi> loaded;
-    std::call_once(once, [] { loaded = load_cufft_once(); });
-    why = loaded.why;
-    return loaded.why.empty() ? &loaded.api : nullptr;
-}
+const CufftApi* load_cufft(std::string& why) { return load_once<CufftApi, load_cufft_once>(why); }
 
-const CublasApi* load_cublas(std::string& why) {
-    static std::once_flag once;
-    static Loaded<CublasApi> loaded;
-    std::call_once(once, [] { loaded = load_cublas_once(); });
-    why = loaded.why;
-    return loaded.why.empty() ? &loaded.api : nullptr;
-}
+const CublasApi* load_cublas(std::string& why) { return load_once<CublasApi, load_cublas_once>(why); }
 
 }  // namespace kevo::cuda
