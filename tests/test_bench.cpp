@@ -151,6 +151,17 @@ TEST(Bench, AStateFileResumesInsteadOfRemeasuring) {
     EXPECT_NE(other.err.find("belongs to another bench"), std::string::npos) << other.err;
 }
 
+TEST(Bench, ChecksEveryProfileUpToTheTimedOneByDefault) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto r = run_kevo(quick_bench({"--tasks", "saxpy", "--no-peers"}));
+    const auto doc = r.json();
+    ASSERT_TRUE(doc.is_object()) << r.out << r.err;
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_EQ(doc["check_profiles"], nlohmann::json::array({"small"}));
+    ASSERT_EQ(doc["tasks"][0]["checks"].size(), 1u);
+    EXPECT_EQ(doc["tasks"][0]["checks"][0]["profile"], "small");
+}
+
 TEST(Bench, UsageErrorsNameTheBadInput) {
     auto r = run_kevo({"bench", "--tasks", "saxpy,nosuch"});
     EXPECT_EQ(r.exit_code, 2);

@@ -21,7 +21,8 @@ struct BenchCliOptions {
     DeviceOptions device;
     std::string profile, markdown, kernels_dir, state;
     std::vector<std::string> tasks;
-    std::vector<std::string> check_profiles{"small", "paper", "large"};
+    std::vector<std::string> check_profiles;  // empty: every profile up to the timed one
+    bool check_profiles_given = false;
     int warmup = 3, repeat = 10;
     double timeout = 600;
     uint64_t seed = 1;
@@ -62,6 +63,13 @@ int run(BenchCliOptions& o) {
     BenchOptions bench;
     bench.tasks = o.tasks;
     bench.profile = resolve_profile(o.profile, *info);
+    if (!o.check_profiles_given) {
+        // Every profile up to the timed one: a CPU timing `small` is not made to run `large`.
+        for (const char* p : {"small", "paper", "large"}) {
+            o.check_profiles.emplace_back(p);
+            if (o.check_profiles.back() == bench.profile) break;
+        }
+    }
     bench.check_profiles = o.check_profiles;
     bench.warmup = o.warmup;
     bench.repeat = o.repeat;
@@ -111,10 +119,11 @@ void setup_bench(CLI::App& app, int& exit_code) {
     add_profile_option(*cmd, o->profile);
     add_json_option(*cmd, o->json);
     cmd->add_option("--tasks", o->tasks, "tasks to bench, comma-separated (default: the whole suite)")->delimiter(',');
-    cmd->add_option("--check-profiles", o->check_profiles,
-                    "profiles at whose every size the best-known kernels are checked before timing (default "
-                    "small,paper,large; none to skip)")
-        ->delimiter(',');
+    auto* checks = cmd->add_option("--check-profiles", o->check_profiles,
+                                   "profiles at whose every size the best-known kernels are checked before timing "
+                                   "(default: every profile up to the timed one, e.g. small,paper,large for large; none "
+                                   "to skip)")
+                       ->delimiter(',');
     cmd->add_option("--warmup", o->warmup, "untimed runs before timing (default 3)")->check(CLI::Range(0, 1000));
     cmd->add_option("--repeat", o->repeat, "timed runs per size (default 10)")->check(CLI::Range(1, 10000));
     cmd->add_option("--timeout", o->timeout, "deadline per evaluation in seconds (default 600)")->check(CLI::Range(1.0, 86400.0));
@@ -127,7 +136,10 @@ void setup_bench(CLI::App& app, int& exit_code) {
                     "save progress to this file after every step; a bench cut short resumes from it when run again");
     cmd->add_flag("--no-peers", o->no_peers, "skip the vendor and hand-written peers");
     cmd->add_option("--markdown", o->markdown, "also write the table as a markdown document to this file");
-    cmd->callback([&exit_code, o] { exit_code = run(*o); });
+    cmd->callback([&exit_code, o, checks] {
+        o->check_profiles_given = checks->count() > 0;
+        exit_code = run(*o);
+    });
 }
 
 }  // namespace kevo::cli
