@@ -5,20 +5,15 @@
 
 #include <fmt/format.h>
 
+#include "report/eval_text.hpp"
+
 namespace kevo {
 namespace {
-
-std::string format_time(double seconds) {
-    if (seconds <= 0) return "-";
-    if (seconds < 1e-3) return fmt::format("{:.1f} us", seconds * 1e6);
-    if (seconds < 1) return fmt::format("{:.3f} ms", seconds * 1e3);
-    return fmt::format("{:.3f} s", seconds);
-}
 
 std::string timed_time(const std::optional<SizeResult>& s) {
     if (!s) return "-";
     if (!s->correct) return "incorrect";
-    return s->timed ? format_time(s->seconds) : "-";
+    return s->timed ? seconds_text(s->seconds) : "-";
 }
 
 std::string fraction(const std::optional<SizeResult>& s, bool workload) {
@@ -39,9 +34,9 @@ std::string peers_text(const BenchSize& s) {
         if (!p.ran()) {
             out += fmt::format("{}: not run ({})", p.name, p.error.substr(0, p.error.find('\n')));
         } else if (s.best && s.best->timed && s.best->seconds > 0) {
-            out += fmt::format("{} {} (best {:.2f}x)", p.name, format_time(p.seconds), p.seconds / s.best->seconds);
+            out += fmt::format("{} {} (best {:.2f}x)", p.name, seconds_text(p.seconds), p.seconds / s.best->seconds);
         } else {
-            out += fmt::format("{} {}", p.name, format_time(p.seconds));
+            out += fmt::format("{} {}", p.name, seconds_text(p.seconds));
         }
     }
     return out;

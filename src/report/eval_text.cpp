@@ -6,14 +6,12 @@
 
 namespace kevo {
 
-namespace {
 std::string seconds_text(double s) {
     if (s <= 0) return "-";
     if (s < 1e-3) return fmt::format("{:.1f} us", s * 1e6);
     if (s < 1) return fmt::format("{:.3f} ms", s * 1e3);
     return fmt::format("{:.3f} s", s);
 }
-}  // namespace
 
 std::string render_eval_text(const EvalResult& r) {
     std::string out = fmt::format("{} on {} ({}), profile {}, seed {}\n", r.task, r.device, r.backend, r.profile, r.seed);
