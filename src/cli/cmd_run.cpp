@@ -31,6 +31,23 @@ struct RunCliOptions {
     bool seed_given = false, json = false;
 };
 
+// The proposer's settings, stored with a run and restored by --resume: one list for both.
+template <class Visit>
+void for_each_proposer_setting(RunCliOptions& o, Visit visit) {
+    visit("model", o.model);
+    visit("base_url", o.base_url);
+    visit("command", o.command);
+    visit("replay", o.replay_dir);
+    visit("temperature", o.temperature);
+    visit("max_tokens", o.max_tokens);
+    visit("request_timeout", o.request_timeout);
+    visit("retries", o.retries);
+    visit("retry_backoff", o.retry_backoff);
+    visit("command_timeout", o.command_timeout);
+    visit("price_in", o.price_in);
+    visit("price_out", o.price_out);
+}
+
 std::string api_key() {
     for (const char* name : {"KEVO_API_KEY", "OPENAI_API_KEY"})
         if (const char* v = std::getenv(name); v && *v) return v;
@@ -77,18 +94,7 @@ int run(RunCliOptions& o) {
         // The proposer's own settings (endpoint, command, ...) come from the stored command line.
         const auto& s = options.settings;
         o.proposer = options.proposer;
-        o.model = s.value("model", o.model);
-        o.base_url = s.value("base_url", o.base_url);
-        o.command = s.value("command", o.command);
-        o.replay_dir = s.value("replay", o.replay_dir);
-        o.temperature = s.value("temperature", o.temperature);
-        o.max_tokens = s.value("max_tokens", o.max_tokens);
-        o.request_timeout = s.value("request_timeout", o.request_timeout);
-        o.retries = s.value("retries", o.retries);
-        o.retry_backoff = s.value("retry_backoff", o.retry_backoff);
-        o.command_timeout = s.value("command_timeout", o.command_timeout);
-        o.price_in = s.value("price_in", o.price_in);
-        o.price_out = s.value("price_out", o.price_out);
+        for_each_proposer_setting(o, [&](const char* key, auto& value) { value = s.value(key, value); });
     } else {
         if (o.task.empty()) return fail("kevo run needs a TASK (or --resume RUN_ID)");
         if (auto task = make_task(o.task); !task) return fail(task.error().message);
@@ -109,11 +115,8 @@ int run(RunCliOptions& o) {
         options.roofline = o.roofline == "workload" ? RooflineMode::workload : RooflineMode::static_peak;
         options.seed = o.seed_given ? o.seed : rng::fresh_seed() & 0xFFFFFFFFull;
         options.output_dir = o.output_dir;
-        options.settings = {{"model", o.model}, {"base_url", o.base_url}, {"command", o.command}, {"replay", o.replay_dir},
-                            {"temperature", o.temperature}, {"max_tokens", o.max_tokens},
-                            {"request_timeout", o.request_timeout}, {"retries", o.retries},
-                            {"retry_backoff", o.retry_backoff}, {"command_timeout", o.command_timeout},
-                            {"price_in", o.price_in}, {"price_out", o.price_out}};
+        options.settings = nlohmann::json::object();
+        for_each_proposer_setting(o, [&](const char* key, const auto& value) { options.settings[key] = value; });
     }
     if (options.strategy != "one-plus-one")
         return fail(fmt::format("--strategy {} is not implemented yet; one-plus-one is", options.strategy));
