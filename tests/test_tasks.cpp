@@ -12,6 +12,7 @@
 #include <set>
 #include <sstream>
 
+#include "seed_geometry.hpp"
 #include "task/checks.hpp"
 #include "task/registry.hpp"
 
@@ -209,40 +210,6 @@ TEST(TasksSpec, BriefNamesSignaturesAndNoHeldOutSize) {
     }
 }
 
-// The knob -> first value map and the launch directive of a seed.
-struct Directives {
-    std::map<std::string, std::string> knobs;
-    std::string launch_kernel;
-    std::vector<std::string> block;
-};
-
-Directives parse_directives(const std::string& source) {
-    Directives d;
-    std::istringstream lines(source);
-    std::string line;
-    while (std::getline(lines, line)) {
-        std::istringstream words(line);
-        std::string slashes, tag, verb;
-        words >> slashes >> tag >> verb;
-        if (slashes != "//" || tag != "kevo:") continue;
-        if (verb == "tune") {
-            std::string knob, first;
-            words >> knob >> first;
-            d.knobs[knob] = first;
-        } else if (verb == "launch") {
-            words >> d.launch_kernel;
-            std::string field;
-            while (words >> field)
-                if (field.rfind("block=", 0) == 0) {
-                    std::istringstream values(field.substr(6));
-                    std::string v;
-                    while (std::getline(values, v, ',')) d.block.push_back(v);
-                }
-        }
-    }
-    return d;
-}
-
 TEST(TasksSpec, SeedsHaveExactSignaturesAndDefaultGeometry) {
     for (const auto& name : kTasks) {
         auto task = load(name);
@@ -253,17 +220,7 @@ TEST(TasksSpec, SeedsHaveExactSignaturesAndDefaultGeometry) {
             const auto& signature = std::string(file) == "seed.cu" ? kernel.cuda_signature : kernel.opencl_signature;
             EXPECT_NE(seed.find(signature), std::string::npos) << name << " " << file;
             // The first value of every knob the launch directive names is the default block.
-            auto d = parse_directives(seed);
-            ASSERT_EQ(d.launch_kernel, kernel.name) << name << " " << file;
-            ASSERT_EQ(d.block.size(), kernel.dims) << name << " " << file;
-            const uint64_t want[3] = {kernel.default_block.x, kernel.default_block.y, kernel.default_block.z};
-            for (size_t axis = 0; axis < d.block.size(); ++axis) {
-                std::string v = d.block[axis];
-                if (d.knobs.count(v)) v = d.knobs[v];
-                EXPECT_EQ(v, std::to_string(want[axis])) << name << " " << file << " axis " << axis;
-            }
-            for (const auto& [knob, first] : d.knobs)
-                EXPECT_NE(seed.find("#ifndef " + knob), std::string::npos) << name << " " << file << " " << knob;
+            test::expect_seed_declares_default_geometry(*task, file, seed);
         }
     }
 }

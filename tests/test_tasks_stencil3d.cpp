@@ -11,9 +11,9 @@
 #include <limits>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "kevo_process.hpp"
+#include "seed_geometry.hpp"
 #include "task/checks.hpp"
 #include "task/registry.hpp"
 
@@ -177,61 +177,17 @@ TEST(Stencil3dSpec, BriefsNameSignaturesAndLeakNoHeldOutSize) {
     }
 }
 
-// The launch directives of a seed: kernel -> block entries, knob -> first value.
-struct SeedDirectives {
-    std::map<std::string, std::vector<std::string>> blocks;
-    std::map<std::string, std::string> knobs;
-};
-
-SeedDirectives directives_of(const std::string& source) {
-    SeedDirectives d;
-    std::istringstream lines(source);
-    std::string line;
-    while (std::getline(lines, line)) {
-        std::istringstream words(line);
-        std::string slashes, tag, verb;
-        words >> slashes >> tag >> verb;
-        if (slashes != "//" || tag != "kevo:") continue;
-        if (verb == "tune") {
-            std::string knob, first;
-            words >> knob >> first;
-            d.knobs[knob] = first;
-        } else if (verb == "launch") {
-            std::string kernel, field;
-            words >> kernel;
-            while (words >> field)
-                if (field.rfind("block=", 0) == 0) {
-                    std::istringstream values(field.substr(6));
-                    std::string v;
-                    while (std::getline(values, v, ',')) d.blocks[kernel].push_back(v);
-                }
-        }
-    }
-    return d;
-}
-
 TEST(Stencil3dSpec, SeedsHaveExactSignaturesAndDefaultGeometry) {
     for (const auto& name : kTasks) {
         auto task = load(name);
         for (const char* file : {"seed.cu", "seed.cl"}) {
             const std::string seed(task_file(name, file));
             ASSERT_FALSE(seed.empty()) << name << " " << file;
-            const auto d = directives_of(seed);
             for (const auto& kernel : task->spec().kernels) {
                 const auto& signature = std::string(file) == "seed.cu" ? kernel.cuda_signature : kernel.opencl_signature;
                 EXPECT_NE(seed.find(signature), std::string::npos) << name << " " << file << " " << kernel.name;
-                ASSERT_TRUE(d.blocks.count(kernel.name)) << name << " " << file << " " << kernel.name;
-                const auto& block = d.blocks.at(kernel.name);
-                ASSERT_EQ(block.size(), kernel.dims) << name << " " << file;
-                const uint64_t want[3] = {kernel.default_block.x, kernel.default_block.y, kernel.default_block.z};
-                for (size_t axis = 0; axis < block.size(); ++axis) {
-                    std::string v = block[axis];
-                    if (d.knobs.count(v)) v = d.knobs.at(v);
-                    EXPECT_EQ(v, std::to_string(want[axis])) << name << " " << file << " axis " << axis;
-                }
             }
-            for (const auto& [knob, first] : d.knobs)
-                EXPECT_NE(seed.find("#ifndef " + knob), std::string::npos) << name << " " << file << " " << knob;
+            test::expect_seed_declares_default_geometry(*task, file, seed);
         }
     }
 }
