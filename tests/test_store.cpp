@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -644,7 +645,11 @@ TEST(StoreFile, ConcurrentProcessesCreateAndWriteOneFile) {
         if (child == 0) {
             ::alarm(20);
             auto store = Store::open(path);
-            if (!store) ::_exit(2);
+            if (!store) {
+                // The parent sees only the status; the reason goes to the test's output.
+                std::fprintf(stderr, "process %d: %s\n", p, store.error().message.c_str());
+                ::_exit(2);
+            }
             const std::string id = "r-proc" + std::to_string(p);
             if (!(*store)->create_run(make_run(id))) ::_exit(3);
             for (int i = 0; i < kIterations; ++i) {

@@ -115,6 +115,20 @@ Error no_run(const std::string& run_id, const std::string& path) {
     return make_error(fmt::format("no run '{}' in {}", run_id, path));
 }
 
+// Runs a setting statement, retrying while another connection holds the lock it needs. Switching
+// a new file to WAL takes an exclusive lock without calling the busy handler, so processes that
+// create the same database at once would otherwise fail with "database is locked".
+int exec_setting(sqlite3* db, const char* sql) {
+    constexpr int kAttempts = 500;  // 500 x 10 ms: the same 5 s as the busy timeout
+    int rc = SQLITE_OK;
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+        rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
+        if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) return rc;
+        sqlite3_sleep(10);
+    }
+    return rc;
+}
+
 // Opens the connection and applies the settings every kevo connection uses.
 Expected<sqlite3*> open_connection(const std::string& path) {
     std::error_code ec;
@@ -147,7 +161,7 @@ Expected<sqlite3*> open_connection(const std::string& path) {
     for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
         // journal_mode answers with a row that is not checked: some file systems cannot do WAL
         // and keep a rollback journal, which is still correct, only slower beside readers.
-        if (sqlite3_exec(db, pragma, nullptr, nullptr, nullptr) != SQLITE_OK) return fail(sqlite3_errmsg(db));
+        if (exec_setting(db, pragma) != SQLITE_OK) return fail(sqlite3_errmsg(db));
     }
     if (auto ok = migrate_schema(db, path); !ok) {
         sqlite3_close_v2(db);
