@@ -87,6 +87,7 @@ TEST(Bench, SeedAndBestCheckedTimedAndComparedWithPeers) {
         EXPECT_EQ(s["peers"][1]["name"], "vectorised kernel");
         EXPECT_GT(s["peers"][1]["seconds"].get<double>(), 0);
         EXPECT_GT(s["peers"][1]["best_speedup"].get<double>(), 0);
+        EXPECT_EQ(s["peers"][1]["check"], "ok");  // its output was checked after the timing
     }
     EXPECT_EQ(heldout, 1);
 

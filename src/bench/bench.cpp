@@ -221,7 +221,10 @@ private:
             progress(fmt::format("{}: peers at {}", task, size.label));
             auto device = callbacks_.peer_device();
             if (!device) {
-                peers[size.label].push_back(PeerTiming{"peers", "", 0, 0, 0, device.error().message});
+                PeerTiming failed;
+                failed.name = "peers";
+                failed.error = device.error().message;
+                peers[size.label].push_back(failed);
                 continue;
             }
             if (!flusher_) flusher_ = std::make_unique<CacheFlusher>(**device);

@@ -67,7 +67,9 @@ nlohmann::json to_json(const BenchReport& report) {
                     jp["seconds"] = p.seconds;
                     jp["seconds_min"] = p.seconds_min;
                     jp["seconds_max"] = p.seconds_max;
-                    if (s.best && s.best->timed && s.best->seconds > 0) jp["best_speedup"] = p.seconds / s.best->seconds;
+                    jp["check"] = p.check;
+                    if (p.right() && s.best && s.best->timed && s.best->seconds > 0)
+                        jp["best_speedup"] = p.seconds / s.best->seconds;
                 } else {
                     jp["error"] = p.error;
                 }

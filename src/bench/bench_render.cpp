@@ -33,6 +33,8 @@ std::string peers_text(const BenchSize& s) {
         if (!out.empty()) out += "; ";
         if (!p.ran()) {
             out += fmt::format("{}: not run ({})", p.name, p.error.substr(0, p.error.find('\n')));
+        } else if (!p.right()) {
+            out += fmt::format("{} {}: {}", p.name, seconds_text(p.seconds), p.check.empty() ? "output not checked" : p.check);
         } else if (s.best && s.best->timed && s.best->seconds > 0) {
             out += fmt::format("{} {} (best {:.2f}x)", p.name, seconds_text(p.seconds), p.seconds / s.best->seconds);
         } else {
@@ -120,7 +122,8 @@ std::string render_bench_markdown(const BenchReport& report, const std::string& 
     out += "- Times are medians of the timed runs (each after an L2 flush); one run is every launch of the size. "
            "Fractions are the best kernel's achieved rate over the measured static ceiling (device peak) and the "
            "workload ceiling (bandwidth at the size's working set). Speed-up = seed time / best time. Peers: time, and "
-           "in brackets the best kernel's speed-up over the peer (> 1: best faster). [h] = held-out size.\n\n";
+           "in brackets the best kernel's speed-up over the peer (> 1: best faster), quoted only when the peer's output "
+           "passed its check after the timing. [h] = held-out size.\n\n";
     out += "| task | size | seed | best | best rate | static | workload | speed-up | peers |\n";
     out += "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | --- |\n";
     for (const auto& t : report.tasks)

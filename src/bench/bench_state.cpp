@@ -18,7 +18,8 @@ nlohmann::json state_key(const DeviceInfo& device, const BenchOptions& options) 
 
 nlohmann::json peer_json(const PeerTiming& p) {
     return {{"name", p.name},        {"library", p.library},         {"seconds", p.seconds},
-            {"seconds_min", p.seconds_min}, {"seconds_max", p.seconds_max}, {"error", p.error}};
+            {"seconds_min", p.seconds_min}, {"seconds_max", p.seconds_max}, {"error", p.error},
+            {"check", p.check}};
 }
 
 PeerTiming peer_from_json(const nlohmann::json& j) {
@@ -29,6 +30,7 @@ PeerTiming peer_from_json(const nlohmann::json& j) {
     p.seconds_min = j.value("seconds_min", 0.0);
     p.seconds_max = j.value("seconds_max", 0.0);
     p.error = j.value("error", "");
+    p.check = j.value("check", "");
     return p;
 }
 

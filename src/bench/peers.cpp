@@ -3,7 +3,10 @@
 
 #include <fmt/format.h>
 
+#include "bench/peer_checks.hpp"
+
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "core/rng.hpp"
@@ -12,6 +15,8 @@
 
 namespace kevo {
 namespace {
+
+constexpr float kPeerAlpha = 2.5f;  // a in the axpy peers' y <- a x + y
 
 // Device buffers released when the peer is done with them, whatever happened.
 class ScopedBuffers {
@@ -27,6 +32,9 @@ public:
         buffers_.push_back(*b);
         if (auto r = device_.upload(*b, 0, data.data(), data.size() * sizeof(float)); !r) return r.error();
         return *b;
+    }
+    Expected<void> refill(BufferHandle b, const std::vector<float>& data) {
+        return device_.upload(b, 0, data.data(), data.size() * sizeof(float));
     }
 
 private:
@@ -61,6 +69,29 @@ void time_calls(PeerTiming& peer, CacheFlusher& flusher, int warmup, int repeat,
     peer.seconds_max = s.max;
 }
 
+// After the timing: the peer runs once more on fresh inputs (the timed calls may have updated its
+// output in place) and what it wrote is checked, so no ratio is quoted against a wrong answer.
+using OutputCheck = std::function<std::optional<std::string>(const std::vector<float>& output)>;
+
+void check_peer_output(PeerTiming& peer, ScopedBuffers& buffers, Device& device, BufferHandle output,
+                       const std::vector<float>& fresh_output, const std::function<Expected<double>()>& call,
+                       const OutputCheck& check) {
+    if (!peer.ran()) return;
+    std::vector<float> written(fresh_output.size());
+    auto done = buffers.refill(output, fresh_output);
+    if (done) {
+        auto once = call();
+        if (!once) done = once.error();
+    }
+    if (done) done = device.download(output, 0, written.data(), written.size() * sizeof(float));
+    if (!done) {
+        peer.error = "checking the output: " + done.error().message;
+        return;
+    }
+    const auto wrong = check(written);
+    peer.check = wrong ? "wrong output: " + *wrong : "ok";
+}
+
 std::vector<float> normal_data(size_t count, uint64_t stream) {
     std::vector<float> v(count);
     rng::fill_normal(v, 0x7065657273ull, stream, 0.0f, 1.0f);
@@ -68,7 +99,8 @@ std::vector<float> normal_data(size_t count, uint64_t stream) {
 }
 
 PeerTiming vendor_peer(Device& device, CacheFlusher& flusher, const char* name, VendorCall call,
-                       const std::vector<float>& in, const std::vector<float>& out, int warmup, int repeat) {
+                       const std::vector<float>& in, const std::vector<float>& out, const OutputCheck& check,
+                       int warmup, int repeat) {
     PeerTiming peer;
     peer.name = name;
     auto library = device.vendor_library(call.routine);
@@ -86,7 +118,9 @@ PeerTiming vendor_peer(Device& device, CacheFlusher& flusher, const char* name, 
     }
     call.in = *a;
     call.out = *b;
-    time_calls(peer, flusher, warmup, repeat, [&] { return device.run_vendor_timed(call); });
+    const auto run_once = [&] { return device.run_vendor_timed(call); };
+    time_calls(peer, flusher, warmup, repeat, run_once);
+    check_peer_output(peer, buffers, device, *b, out, run_once, check);
     return peer;
 }
 
@@ -116,8 +150,11 @@ PeerTiming vectorised_axpy_peer(Device& device, CacheFlusher& flusher, uint64_t 
     l.kernel = *kernel;
     l.block = {256, 1, 1};
     l.grid = {(n / 4 + 1 + 255) / 256, 1, 1};  // one more thread than float4s: it does the tail
-    l.args = {KernelArg::buf(*xb), KernelArg::buf(*yb), KernelArg::f(2.5f), KernelArg::u(static_cast<uint32_t>(n))};
-    time_calls(peer, flusher, warmup, repeat, [&] { return device.run_timed(std::span<const Launch>(&l, 1)); });
+    l.args = {KernelArg::buf(*xb), KernelArg::buf(*yb), KernelArg::f(kPeerAlpha), KernelArg::u(static_cast<uint32_t>(n))};
+    const auto run_once = [&] { return device.run_timed(std::span<const Launch>(&l, 1)); };
+    time_calls(peer, flusher, warmup, repeat, run_once);
+    check_peer_output(peer, buffers, device, *yb, y, run_once,
+                      [&](const std::vector<float>& y_out) { return check_axpy(x, y, kPeerAlpha, y_out); });
     if (!device.is_poisoned()) device.release_module(module);
     return peer;
 }
@@ -133,12 +170,14 @@ std::vector<PeerTiming> time_peers(Device& device, CacheFlusher& flusher, const 
         const auto n = static_cast<uint64_t>(size.param("n"));
         const auto data = normal_data(2 * n * n * n, 1);
         VendorCall call{VendorRoutine::fft3d_c2c, n};
-        peers.push_back(vendor_peer(device, flusher, "cuFFT", call, data, data, warmup, repeat));
+        const auto check = [&](const std::vector<float>& out) { return check_fft3d(data, out, n); };
+        peers.push_back(vendor_peer(device, flusher, "cuFFT", call, data, data, check, warmup, repeat));
     } else if (task == "saxpy") {
         const auto n = static_cast<uint64_t>(size.param("n"));
         const auto x = normal_data(n, 1), y = normal_data(n, 2);
-        VendorCall call{VendorRoutine::saxpy, n, {}, {}, 2.5f};
-        peers.push_back(vendor_peer(device, flusher, "cuBLAS saxpy", call, x, y, warmup, repeat));
+        VendorCall call{VendorRoutine::saxpy, n, {}, {}, kPeerAlpha};
+        const auto check = [&](const std::vector<float>& y_out) { return check_axpy(x, y, kPeerAlpha, y_out); };
+        peers.push_back(vendor_peer(device, flusher, "cuBLAS saxpy", call, x, y, check, warmup, repeat));
         peers.push_back(vectorised_axpy_peer(device, flusher, n, x, y, warmup, repeat));
     }
     return peers;

@@ -1,7 +1,8 @@
 // Peers of suite tasks, timed on the same device with the same protocol as the task's kernels
 // (warm-ups, then timed calls each after a cache flush; the median counts): fft3d against the
-// vendor FFT, saxpy against the vendor BLAS axpy and a plain vectorised kernel. A peer that cannot
-// run here (no vendor library on this backend) is reported with the reason, never dropped silently.
+// vendor FFT, saxpy against the vendor BLAS axpy and a plain vectorised kernel. Each peer's output
+// is checked after its timing (peer_checks.hpp). A peer that cannot run here (no vendor library on
+// this backend) is reported with the reason, never dropped silently.
 #pragma once
 
 #include <string>
@@ -19,7 +20,9 @@ struct PeerTiming {
     double seconds = 0;   // median of the timed calls; 0 when it did not run
     double seconds_min = 0, seconds_max = 0;
     std::string error;    // why it did not run
+    std::string check;    // after it ran: "ok", "wrong output: ..." (then no ratio is quoted), or "" (not checked)
     bool ran() const { return error.empty(); }
+    bool right() const { return ran() && check == "ok"; }
 };
 
 bool task_has_peers(const std::string& task);
