@@ -1,11 +1,14 @@
 // The CUDA compile stage without a GPU: every CUDA seed and fault candidate goes through the static
-// scan and NVRTC (`kevo eval --compile-only --backend cuda`), and gets the right verdict.
+// scan and NVRTC (`kevo eval --compile-only --backend cuda`), and gets the right verdict; every
+// point of every seed's tune space compiles.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
+#include "eval/directives.hpp"
 #include "kevo_process.hpp"
 #include "task/registry.hpp"
 
@@ -37,6 +40,36 @@ TEST(CudaCompileOnly, EverySeedCompiles) {
         EXPECT_EQ(doc["verdict"], "ok") << task << ": " << doc.dump(2);
         EXPECT_EQ(r.exit_code, 0);
     }
+}
+
+// The tuner draws any combination of a seed's knob values; none may be a compile error, or `kevo run
+// --proposer tune` would spend iterations on points that cannot run.
+TEST(CudaCompileOnly, EveryPointOfEverySeedsTuneSpaceCompiles) {
+    std::string why;
+    if (!nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+    auto cuda = kevo::make_backend("cuda");
+    int points = 0;
+    for (const auto& task : kevo::task_names()) {
+        const std::string source(kevo::task_file(task, "seed.cu"));
+        auto directives = kevo::parse_directives(source);
+        ASSERT_TRUE(directives) << task << ": " << directives.error().message;
+        std::vector<size_t> digit(directives->knobs.size(), 0);  // one value index per knob
+        for (bool more = true; more; ++points) {
+            std::vector<std::string> defines;
+            for (size_t k = 0; k < digit.size(); ++k)
+                defines.push_back(directives->knobs[k].name + "=" + directives->knobs[k].values[digit[k]]);
+            auto outcome = cuda->compile_offline(source, defines, "sm_90");
+            ASSERT_TRUE(outcome) << outcome.error().message;
+            EXPECT_TRUE(outcome->module.has_value()) << task << " with " << fmt::format("{}", fmt::join(defines, " "))
+                                                     << " does not compile:\n" << outcome->log;
+            more = false;  // next point: count up like an odometer
+            for (size_t k = 0; k < digit.size() && !more; ++k) {
+                if (++digit[k] < directives->knobs[k].values.size()) more = true;
+                else digit[k] = 0;
+            }
+        }
+    }
+    EXPECT_GT(points, 100);  // the suite's seeds have 262 points in all
 }
 
 TEST(CudaCompileOnly, FaultCandidatesGetCompileStageVerdicts) {
