@@ -1,0 +1,272 @@
+// hmc best-known OpenCL kernel: an OpenCL C 1.2 port of tasks/hmc/best.cu (one HMC step per launch:
+// Box-Muller momenta, L leapfrog steps, Metropolis test, for k independent chains).
+// NOT TIMED ON A GPU: it has only been checked for correctness on PoCL (a 2-core CPU); the
+// performance reasoning below is best.cu's, which was measured on the H200, not this file.
+//
+// What makes it fast (the ideas of best.cu):
+// - G = 8 work-items per chain, CB = 32 chains per work-group: work-item g of a chain owns the rows
+//   g, g+G, g+2G, ... of A, q, p and the force (R = ceil(d/G) rows), so K = 1024 chains at d = 32
+//   still give 8192 work-items instead of 1024.
+// - d is a compile-time constant where it matters: the matrix-vector product (and the load of A's
+//   rows into registers) is an always-inlined function called from a switch over the 16 even d in
+//   2..32 with d a literal, so it is fully unrolled and up to AREG = 72 floats of this work-item's
+//   rows of A live in registers (rows beyond that budget are read from local memory); q, p and f
+//   are private arrays indexed only by constants.
+// - The product needs the whole q in every work-item of the chain: each writes its rows of q to the
+//   chain's local-memory slot (two slots used alternately, so one barrier per leapfrog step), then
+//   reads q back as float4 (the same address for the G work-items of a chain); two partial sums
+//   per row for ILP. Row and slot strides are odd multiples of 4 floats (distinct banks).
+// What differs from best.cu (OpenCL C 1.2: no warp shuffles, no lock-step warps):
+// - The launch is block=CB,G with one chain per x index (per_thread=1): the host's grid
+//   ceil(k / CB) is right for every CB and G, so there is no CB == PT * G constraint. Inside the
+//   work-group the work-items are renumbered lane-fastest (lid = x + CB * y, g = lid % G,
+//   chain = lid / G), so the G work-items of a chain are adjacent, as a CUDA group's lanes were.
+// - __syncwarp becomes barrier(CLK_LOCAL_MEM_FENCE) over the work-group. Every barrier is reached
+//   unconditionally (none inside the d switch, no early return): on PoCL 3.1 a first version with
+//   barriers inside the switch, and one with a uniform early return, gave wrong results and heap
+//   corruption. A d outside the contract (odd or above 32) touches no memory.
+// - Box-Muller: each work-item draws both uniforms of its row pair (two hashes instead of a hash
+//   and a shuffle); cos and sin of 2 pi u2 by cospi/sinpi (exact argument); accurate log and sqrt.
+// - dH is summed through local memory in one fixed order, so every work-item of a chain gets the
+//   bit-identical value and takes the same Metropolis decision.
+// Knobs: every combination is valid (local memory 14.5 KB at the defaults, 24.5 KB at CB=64 G=8).
+//
+// Checked on PoCL 3.1 (pthread CPU device, 2 cores) with the snapshot binary:
+//   kevo eval hmc tasks/hmc/best.cl --backend opencl --profile small --sizes all --check-only  -> ok, 4 sizes incl. held-out
+//   kevo eval hmc tasks/hmc/best.cl --backend opencl --profile paper --sizes all --check-only  -> ok, 4 sizes incl. held-out
+//   kevo eval hmc tasks/hmc/best.cl --backend opencl --profile large --sizes all --check-only  -> ok, 4 sizes incl. held-out
+//   all 12 combinations of G, CB, AREG at the small profile -> ok; and a scratch harness against
+//   seed.cl (same inputs, 4 steps): every even d from 2 to 32 at k = 100, and every knob
+//   combination at d = 2, 14, 24, 32 with k = 77: the same accept counts, q within 1.2e-6.
+// Indicative PoCL times (paper profile, 2-core CPU, says nothing about a GPU): seed / this file
+// 2.05 s / 7.70 s at d=8, 1.29 / 2.11 s at d=16, 1.26 / 1.07 s at d=32, held-out 1.34 / 1.93 s
+// (work-group barriers per leapfrog step are expensive on a CPU).
+//
+// kevo: tune G 8 4
+// kevo: tune CB 32 16 64
+// kevo: tune AREG 72 48
+// kevo: launch hmc_step block=CB,G per_thread=1
+#ifndef G
+#define G 8
+#endif
+#ifndef CB
+#define CB 32
+#endif
+#ifndef AREG
+#define AREG 72
+#endif
+#if G != 4 && G != 8
+#error "G must be 4 or 8"
+#endif
+
+#define NT (G * CB)
+#define SMAX 36                   // the largest padded row stride (d = 32)
+#define RMAX ((32 + G - 1) / G)   // the most rows per work-item (d = 32)
+#define AR_F (AREG > 4 ? AREG : 4)
+
+uint fmix32(uint x)
+{
+    x ^= x >> 16;
+    x *= 0x85EBCA6Bu;
+    x ^= x >> 13;
+    x *= 0xC2B2AE35u;
+    x ^= x >> 16;
+    return x;
+}
+
+// The task's generator: key = seed + chain * 0x9E3779B9; 24-bit uniform in [0, 1), exact.
+static inline float uniform01(uint key, uint counter)
+{
+    uint x = fmix32(key ^ counter);
+    x = fmix32(x);
+    return (float)(x >> 8) * (1.0f / 16777216.0f);
+}
+
+// f = A q for this work-item's rows, d = D a literal after inlining; q is read from the chain's
+// slot qb (complete: the caller has passed a barrier). No barrier in here (PoCL, like any OpenCL
+// compiler, handles barriers best outside the d switch).
+static inline __attribute__((always_inline)) void matvec(const int D, const float* Ar, __local const float* As,
+                                                         __local const float* qb, uint g, float* f)
+{
+    const int R = (D + G - 1) / G;                     // rows per work-item
+    const int C4 = (D + 3) & ~3;                       // columns padded to a multiple of 4
+    const int S = ((C4 / 4) % 2 == 1) ? C4 : C4 + 4;   // row / slot stride: odd multiple of 4
+    const int RR0 = AREG / C4;
+    const int RR = RR0 < R ? RR0 : R;                  // rows of A held in registers
+    float acc0[RMAX], acc1[RMAX];
+#pragma unroll
+    for (int i = 0; i < RMAX; ++i) acc0[i] = acc1[i] = 0.0f;
+#pragma unroll
+    for (int c = 0; c < 32; c += 4) {
+        if (c < C4) {
+            const float4 qv = *(__local const float4*)(qb + c);
+#pragma unroll
+            for (int i = 0; i < RMAX; ++i) {
+                if (i < R) {
+                    float4 a;
+                    if (i < RR)
+                        a = (float4)(Ar[i * C4 + c], Ar[i * C4 + c + 1], Ar[i * C4 + c + 2], Ar[i * C4 + c + 3]);
+                    else
+                        a = *(__local const float4*)(As + (g + G * i) * S + c);
+                    float s = ((c / 4) & 1) ? acc1[i] : acc0[i];
+                    s = fma(a.x, qv.x, s);
+                    s = fma(a.y, qv.y, s);
+                    s = fma(a.z, qv.z, s);
+                    s = fma(a.w, qv.w, s);
+                    if ((c / 4) & 1)
+                        acc1[i] = s;
+                    else
+                        acc0[i] = s;
+                }
+            }
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < RMAX; ++i)
+        if (i < R) f[i] = acc0[i] + acc1[i];
+}
+
+// The first RR rows of this work-item's A into registers (Ar[i * C4 + c]), d = D a literal.
+static inline __attribute__((always_inline)) void load_ar(const int D, float* Ar, __local const float* As, uint g)
+{
+    const int R = (D + G - 1) / G;
+    const int C4 = (D + 3) & ~3;
+    const int S = ((C4 / 4) % 2 == 1) ? C4 : C4 + 4;
+    const int RR0 = AREG / C4;
+    const int RR = RR0 < R ? RR0 : R;
+#pragma unroll
+    for (int i = 0; i < RMAX; ++i) {
+        if (i < RR) {
+#pragma unroll
+            for (int c = 0; c < 32; ++c)
+                if (c < C4) Ar[i * C4 + c] = As[(g + G * i) * S + c];
+        }
+    }
+}
+
+#define D_SWITCH(CALL)          \
+    switch (d) {                \
+    case 2: CALL(2); break;     \
+    case 4: CALL(4); break;     \
+    case 6: CALL(6); break;     \
+    case 8: CALL(8); break;     \
+    case 10: CALL(10); break;   \
+    case 12: CALL(12); break;   \
+    case 14: CALL(14); break;   \
+    case 16: CALL(16); break;   \
+    case 18: CALL(18); break;   \
+    case 20: CALL(20); break;   \
+    case 22: CALL(22); break;   \
+    case 24: CALL(24); break;   \
+    case 26: CALL(26); break;   \
+    case 28: CALL(28); break;   \
+    case 30: CALL(30); break;   \
+    case 32: CALL(32); break;   \
+    default: break;             \
+    }
+
+__kernel void hmc_step(__global const float* restrict q_in, __global float* restrict q_out, __global uint* restrict accept,
+                       __global const float* restrict A, uint k, uint d, uint L, float eps, uint step, uint seed)
+{
+    __local float4 As4[32 * SMAX / 4];        // A, rows padded to the stride S
+    __local float4 qs4[2 * CB * SMAX / 4];    // per chain: two q slots
+    __local float hs[CB * G];                 // per work-item: its share of dH
+    __local float* As = (__local float*)As4;
+    __local float* qs = (__local float*)qs4;
+    // A d outside the task's contract (odd, or above 32) touches no memory. No early return: every
+    // work-item must reach every barrier, and a return before a barrier miscompiles on PoCL 3.1.
+    const bool run = d >= 2u && d <= 32u && (d & 1u) == 0u;
+    const uint R = (d + G - 1) / G;                       // rows per work-item
+    const uint C4 = (d + 3u) & ~3u;                       // columns padded to a multiple of 4
+    const uint S = ((C4 / 4u) % 2u == 1u) ? C4 : C4 + 4u; // row / slot stride: odd multiple of 4
+    const uint lid = (uint)get_local_id(0) + (uint)CB * (uint)get_local_id(1);
+    const uint g = lid % G, cl = lid / G;                 // row offset, chain within the group
+    const uint chain = (uint)get_group_id(0) * CB + cl;
+    const bool valid = run && chain < k;
+
+    // A into local memory, padded: rows [d, R*G) and columns [d, S) are zero.
+    for (uint e = lid; e < (run ? R * G * S : 0u); e += NT) {
+        const uint r = e / S, c = e - r * S;
+        As[e] = (r < d && c < d) ? A[r * d + c] : 0.0f;
+    }
+
+    // Own rows r = g + G i of q (0 past d) and the momenta; Box-Muller on the pair (r & ~1, r | 1),
+    // both uniforms drawn here.
+    float q[RMAX], p[RMAX], f[RMAX], qo[RMAX];
+    const uint key = seed + chain * 0x9E3779B9u;
+    const uint base = step * (d + 1u);
+#pragma unroll
+    for (int i = 0; i < RMAX; ++i) {
+        q[i] = p[i] = f[i] = 0.0f;
+        const uint r = g + G * i;
+        if (r < d) {
+            if (valid) q[i] = q_in[(size_t)chain * d + r];
+            const uint r0 = r & ~1u;
+            const float u1 = fmax(uniform01(key, base + r0), 1e-7f);
+            const float u2 = uniform01(key, base + r0 + 1u);
+            const float rad = sqrt(-2.0f * log(u1));
+            const float t = 2.0f * u2;
+            p[i] = rad * ((r & 1u) ? sinpi(t) : cospi(t));
+        }
+        qo[i] = q[i];
+    }
+    barrier(CLK_LOCAL_MEM_FENCE);  // As is complete
+
+    float Ar[AR_F];
+#define LOAD_AR(D) load_ar(D, Ar, As, g)
+    D_SWITCH(LOAD_AR)
+
+    // l = 0: the initial force; l = 1..L: the leapfrog steps. The chain's two q slots alternate,
+    // so one barrier per force suffices (a slot is rewritten only after every work-item of the
+    // group has passed the barrier that follows its last read).
+    float h = 0.0f;  // this work-item's share of -(U_old + K_old), later + (U_new + K_new)
+    for (uint l = 0; l <= L; ++l) {
+        if (l > 0) {
+#pragma unroll
+            for (int i = 0; i < RMAX; ++i)
+                if ((uint)i < R) q[i] = fma(eps, p[i], q[i]);
+        }
+        __local float* qb = qs + ((l & 1u) * CB + cl) * S;
+#pragma unroll
+        for (int i = 0; i < RMAX; ++i)
+            if (run && (uint)i < R && g + G * i < C4) qb[g + G * i] = q[i];  // rows [d, C4) write 0
+        barrier(CLK_LOCAL_MEM_FENCE);
+#define MATVEC(D) matvec(D, Ar, As, qb, g, f)
+        D_SWITCH(MATVEC)
+        if (l == 0) {
+#pragma unroll
+            for (int i = 0; i < RMAX; ++i) {
+                if ((uint)i < R) {
+                    h -= 0.5f * (q[i] * f[i] + p[i] * p[i]);
+                    p[i] = fma(-0.5f * eps, f[i], p[i]);
+                }
+            }
+        } else {
+            const float s = l == L ? 0.5f * eps : eps;
+#pragma unroll
+            for (int i = 0; i < RMAX; ++i)
+                if ((uint)i < R) p[i] = fma(-s, f[i], p[i]);
+        }
+    }
+#pragma unroll
+    for (int i = 0; i < RMAX; ++i)
+        if ((uint)i < R) h += 0.5f * (q[i] * f[i] + p[i] * p[i]);
+
+    // dH over the chain's G work-items, summed in one fixed order: identical in every one of them.
+    hs[cl * G + g] = h;
+    barrier(CLK_LOCAL_MEM_FENCE);
+    float dh = 0.0f;
+#pragma unroll
+    for (int o = 0; o < G; ++o) dh += hs[cl * G + o];
+
+    const float u = uniform01(key, base + d);
+    const bool ok = isfinite(dh) && log(fmax(u, 1e-30f)) < -dh;
+    if (valid) {
+#pragma unroll
+        for (int i = 0; i < RMAX; ++i) {
+            const uint r = g + G * i;
+            if (r < d) q_out[(size_t)chain * d + r] = ok ? q[i] : qo[i];
+        }
+        if (g == 0 && ok) accept[chain] += 1u;
+    }
+}
