@@ -3,12 +3,11 @@
 
 #include <fmt/format.h>
 
-#include "bench/peer_checks.hpp"
-
 #include <functional>
 #include <optional>
 #include <vector>
 
+#include "bench/peer_checks.hpp"
 #include "core/rng.hpp"
 #include "core/stats.hpp"
 #include "eval/builtin_kernels.hpp"
