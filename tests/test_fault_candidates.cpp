@@ -35,6 +35,7 @@ const FaultCase kCases[] = {
     {"saxpy", "saxpy_tail_drop", "heldout", "incorrect", "", false},
     {"nbody", "nbody_hardcoded_dt", "in", "incorrect", "outlier", false},
     {"saxpy", "saxpy_first_call_only", "in", "incorrect", "timed run", true},
+    {"saxpy", "saxpy_writes_input", "in", "incorrect", "input buffer 'x' was modified", false},
 };
 
 std::string case_name(const FaultCase& c) { return fmt::format("{}_{}", c.file, c.sizes); }
