@@ -6,6 +6,8 @@
 # checked at every size of every profile, then seeds and best kernels timed at the large profile
 # beside cuFFT / cuBLAS / a vectorised kernel), then kevo's evaluation overhead against the Python
 # route; the document lands in $OUT/bench-h200.md (committed as docs/bench-h200.md).
+# `scripts/gpu.sh build bench-opencl` does the same for the OpenCL best-known kernels (best.cl) on the
+# GPU's OpenCL device; its document lands in $OUT/bench-h200-opencl.md.
 # `scripts/gpu.sh build variants` times the knob variants listed in bench/variants.txt (one
 # `task [-D NAME=VALUE ...]` per line) on their task's large held-out size: how the defaults of the
 # best-known kernels were chosen.
@@ -119,4 +121,19 @@ if want bench; then
         python3 scripts/overhead_table.py "$RES/overhead_kevo.json" "$RES/overhead_python.json" | tee -a "$doc"
     fi
 fi 2>&1 | tee "$OUT/bench.txt"
+if want bench-opencl; then
+    # The OpenCL best-known kernels (tasks/*/best.cl) on the same GPU through NVIDIA's OpenCL, with
+    # the same resumable protocol; no peers there (no vendor library on the OpenCL backend).
+    timeout "${KEVO_BENCH_TIMEOUT:-3000}" $KEVO bench --backend opencl --device "$(ocl_gpu)" --profile large \
+        --check-profiles "${BENCH_CHECK_PROFILES:-small,paper,large}" ${BENCH_TASKS:+--tasks "$BENCH_TASKS"} \
+        --state "$RES/bench_opencl_state.json" --markdown "$OUT/bench-h200-opencl.md" --json \
+        > "$RES/bench_opencl.json" 2>> "$RES/bench_opencl.log"
+    rc=$?
+    cp "$RES/bench_opencl_state.json" "$OUT/" 2>/dev/null
+    echo "kevo bench (opencl): exit $rc"
+    grep -v '^    ' "$RES/bench_opencl.log" | tail -80
+    [ $rc = 124 ] && { echo "kevo bench (opencl): deadline reached; run the same command again to resume"; exit 124; }
+    sed -i "s|^- Produced by: \`kevo bench\(.*\) --markdown [^\`]*\`|- Produced by \`scripts/gpu.sh build bench-opencl\`, which runs \`kevo bench\1\`|" \
+        "$OUT/bench-h200-opencl.md"
+fi 2>&1 | tee "$OUT/bench-opencl.txt"
 tar -czf "$OUT/results.tar.gz" -C build-gpu results 2>/dev/null
