@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "core/clock.hpp"
 #include "store/store.hpp"
 
 namespace kevo {

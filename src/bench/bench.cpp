@@ -5,27 +5,15 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <memory>
 
 #include "bench/bench_state.hpp"
+#include "core/clock.hpp"
 #include "core/files.hpp"
 #include "task/registry.hpp"
 
 namespace kevo {
-namespace {
-
-std::string utc_now() {
-    const std::time_t t = std::time(nullptr);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return text;
-}
-
-}  // namespace
 
 std::optional<double> BenchSize::speedup() const {
     if (!seed || !best || !seed->timed || !best->timed || best->seconds <= 0) return std::nullopt;
@@ -111,7 +99,7 @@ private:
         report_.device = *info;
         report_.profile = options_.profile;
         report_.check_profiles = options_.check_profiles;
-        report_.started = utc_now();
+        report_.started = utc_now_iso8601();
         suffix_ = language_suffix(info->backend == "cuda" ? Language::cuda : Language::opencl);
         report_.ceilings = load_cached_calibration(*info);
         if (!report_.ceilings) {

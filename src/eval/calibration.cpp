@@ -6,11 +6,11 @@
 #include <cctype>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "core/files.hpp"
 #include "core/hash.hpp"
 #include "core/stats.hpp"
@@ -35,15 +35,6 @@ std::string human_bytes(double bytes) {
     if (bytes >= kGiB) return fmt::format("{:.1f} GiB", bytes / kGiB);
     if (bytes >= kMiB) return fmt::format("{:.1f} MiB", bytes / kMiB);
     return fmt::format("{:.1f} KiB", bytes / kKiB);
-}
-
-std::string utc_now_iso8601() {
-    const std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-    std::tm tm{};
-    gmtime_r(&now, &tm);
-    char text[32];
-    std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return text;
 }
 
 // Keeps letters, digits, '.', '-' and '_'; everything else (slashes, spaces, '+') becomes '_'.

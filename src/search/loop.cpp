@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "core/files.hpp"
 #include "core/hash.hpp"
 #include "core/rng.hpp"

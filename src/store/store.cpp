@@ -8,12 +8,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <ctime>
 #include <filesystem>
 #include <system_error>
 
 #include <fmt/format.h>
 
+#include "core/clock.hpp"
 #include "store/migrations.hpp"
 #include "store/sqlite_statement.hpp"
 
@@ -416,15 +416,6 @@ Expected<std::vector<HeldoutRecord>> Store::load_heldout(const std::string& run_
         rows.push_back(std::move(h));
     }
     return rows;
-}
-
-std::string utc_now_iso8601() {
-    const std::time_t now = std::time(nullptr);
-    std::tm utc{};
-    gmtime_r(&now, &utc);
-    char text[32];
-    const size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &utc);
-    return std::string(text, n);
 }
 
 }  // namespace kevo

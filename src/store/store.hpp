@@ -43,6 +43,4 @@ private:
     std::string path_;
 };
 
-std::string utc_now_iso8601();
-
 }  // namespace kevo

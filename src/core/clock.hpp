@@ -1,0 +1,11 @@
+// Wall-clock time stamps for records and reports.
+#pragma once
+
+#include <string>
+
+namespace kevo {
+
+// Now in UTC, ISO 8601 to the second: "2026-11-30T09:44:33Z".
+std::string utc_now_iso8601();
+
+}  // namespace kevo
