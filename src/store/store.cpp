@@ -115,16 +115,20 @@ Error no_run(const std::string& run_id, const std::string& path) {
     return make_error(fmt::format("no run '{}' in {}", run_id, path));
 }
 
+// How long a connection waits for another one's lock before it reports "database is locked".
+constexpr int kBusyTimeoutMs = 5000;
+
 // Runs a setting statement, retrying while another connection holds the lock it needs. Switching
 // a new file to WAL takes an exclusive lock without calling the busy handler, so processes that
-// create the same database at once would otherwise fail with "database is locked".
+// create the same database at once would otherwise fail with "database is locked". It waits as
+// long as the busy timeout would.
 int exec_setting(sqlite3* db, const char* sql) {
-    constexpr int kAttempts = 500;  // 500 x 10 ms: the same 5 s as the busy timeout
+    constexpr int kPauseMs = 10;
     int rc = SQLITE_OK;
-    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+    for (int waited = 0; waited < kBusyTimeoutMs; waited += kPauseMs) {
         rc = sqlite3_exec(db, sql, nullptr, nullptr, nullptr);
         if ((rc & 0xff) != SQLITE_BUSY && (rc & 0xff) != SQLITE_LOCKED) return rc;
-        sqlite3_sleep(10);
+        sqlite3_sleep(kPauseMs);
     }
     return rc;
 }
@@ -155,7 +159,7 @@ Expected<sqlite3*> open_connection(const std::string& path) {
     // SQLite quietly falls back to read-only when the file is not writable; a store must write.
     if (sqlite3_db_readonly(db, "main") == 1) return fail("the file is read-only (check its permissions)");
     sqlite3_extended_result_codes(db, 1);
-    sqlite3_busy_timeout(db, 5000);
+    sqlite3_busy_timeout(db, kBusyTimeoutMs);
 
     // The first statement reads the file, so this is where "file is not a database" shows up.
     for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
