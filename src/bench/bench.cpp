@@ -20,6 +20,11 @@ std::optional<double> BenchSize::speedup() const {
     return seed->seconds / best->seconds;
 }
 
+std::optional<double> BenchSize::speedup_over(const PeerTiming& peer) const {
+    if (!peer.right() || !best || !best->timed || best->seconds <= 0) return std::nullopt;
+    return peer.seconds / best->seconds;
+}
+
 bool BenchTask::ok() const {
     if (!seed || seed->verdict != Verdict::ok) return false;
     if (best_missing.empty()) {

@@ -46,6 +46,8 @@ struct BenchSize {
     std::vector<PeerTiming> peers;
     // seed time / best time, when both were timed.
     std::optional<double> speedup() const;
+    // peer time / best time, when both were timed and the peer's output passed its check.
+    std::optional<double> speedup_over(const PeerTiming& peer) const;
 };
 
 struct BenchTask {

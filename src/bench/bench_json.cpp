@@ -68,8 +68,7 @@ nlohmann::json to_json(const BenchReport& report) {
                     jp["seconds_min"] = p.seconds_min;
                     jp["seconds_max"] = p.seconds_max;
                     jp["check"] = p.check;
-                    if (p.right() && s.best && s.best->timed && s.best->seconds > 0)
-                        jp["best_speedup"] = p.seconds / s.best->seconds;
+                    if (const auto sp = s.speedup_over(p)) jp["best_speedup"] = *sp;
                 } else {
                     jp["error"] = p.error;
                 }

@@ -35,8 +35,8 @@ std::string peers_text(const BenchSize& s) {
             out += fmt::format("{}: not run ({})", p.name, p.error.substr(0, p.error.find('\n')));
         } else if (!p.right()) {
             out += fmt::format("{} {}: {}", p.name, seconds_text(p.seconds), p.check.empty() ? "output not checked" : p.check);
-        } else if (s.best && s.best->timed && s.best->seconds > 0) {
-            out += fmt::format("{} {} (best {:.2f}x)", p.name, seconds_text(p.seconds), p.seconds / s.best->seconds);
+        } else if (const auto sp = s.speedup_over(p)) {
+            out += fmt::format("{} {} (best {:.2f}x)", p.name, seconds_text(p.seconds), *sp);
         } else {
             out += fmt::format("{} {}", p.name, seconds_text(p.seconds));
         }
