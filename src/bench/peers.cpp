@@ -32,9 +32,6 @@ public:
         if (auto r = device_.upload(*b, 0, data.data(), data.size() * sizeof(float)); !r) return r.error();
         return *b;
     }
-    Expected<void> refill(BufferHandle b, const std::vector<float>& data) {
-        return device_.upload(b, 0, data.data(), data.size() * sizeof(float));
-    }
 
 private:
     Device& device_;
@@ -72,12 +69,12 @@ void time_calls(PeerTiming& peer, CacheFlusher& flusher, int warmup, int repeat,
 // output in place) and what it wrote is checked, so no ratio is quoted against a wrong answer.
 using OutputCheck = std::function<std::optional<std::string>(const std::vector<float>& output)>;
 
-void check_peer_output(PeerTiming& peer, ScopedBuffers& buffers, Device& device, BufferHandle output,
+void check_peer_output(PeerTiming& peer, Device& device, BufferHandle output,
                        const std::vector<float>& fresh_output, const std::function<Expected<double>()>& call,
                        const OutputCheck& check) {
     if (!peer.ran()) return;
     std::vector<float> written(fresh_output.size());
-    auto done = buffers.refill(output, fresh_output);
+    auto done = device.upload(output, 0, fresh_output.data(), fresh_output.size() * sizeof(float));
     if (done) {
         auto once = call();
         if (!once) done = once.error();
@@ -119,7 +116,7 @@ PeerTiming vendor_peer(Device& device, CacheFlusher& flusher, const char* name, 
     call.out = *b;
     const auto run_once = [&] { return device.run_vendor_timed(call); };
     time_calls(peer, flusher, warmup, repeat, run_once);
-    check_peer_output(peer, buffers, device, *b, out, run_once, check);
+    check_peer_output(peer, device, *b, out, run_once, check);
     return peer;
 }
 
@@ -152,7 +149,7 @@ PeerTiming vectorised_axpy_peer(Device& device, CacheFlusher& flusher, uint64_t 
     l.args = {KernelArg::buf(*xb), KernelArg::buf(*yb), KernelArg::f(kPeerAlpha), KernelArg::u(static_cast<uint32_t>(n))};
     const auto run_once = [&] { return device.run_timed(std::span<const Launch>(&l, 1)); };
     time_calls(peer, flusher, warmup, repeat, run_once);
-    check_peer_output(peer, buffers, device, *yb, y, run_once,
+    check_peer_output(peer, device, *yb, y, run_once,
                       [&](const std::vector<float>& y_out) { return check_axpy(x, y, kPeerAlpha, y_out); });
     if (!device.is_poisoned()) device.release_module(module);
     return peer;
