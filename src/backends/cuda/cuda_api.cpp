@@ -7,22 +7,18 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <mutex>
+
+#include "backends/cuda/library_paths.hpp"
 
 namespace kevo::cuda {
 namespace {
-
-struct Loaded {
-    DriverApi api;
-    std::string why;  // empty when api is usable
-};
 
 std::string version_text(int version) {
     return fmt::format("{}.{}", version / 1000, (version % 1000) / 10);
 }
 
-Loaded load() {
-    Loaded out;
+LoadedApi<DriverApi> load() {
+    LoadedApi<DriverApi> out;
     void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!lib) {
         const char* detail = dlerror();
@@ -63,13 +59,7 @@ Loaded load() {
 
 }  // namespace
 
-const DriverApi* load_driver_api(std::string& why) {
-    static std::once_flag once;
-    static Loaded loaded;
-    std::call_once(once, [] { loaded = load(); });
-    why = loaded.why;
-    return loaded.why.empty() ? &loaded.api : nullptr;
-}
+const DriverApi* load_driver_api(std::string& why) { return load_once<DriverApi, load>(why); }
 
 }  // namespace kevo::cuda
 

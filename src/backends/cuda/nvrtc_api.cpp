@@ -9,15 +9,9 @@
 #include <link.h>
 
 #include <climits>
-#include <mutex>
 
 namespace kevo::cuda {
 namespace {
-
-struct Loaded {
-    NvrtcApi api;
-    std::string why;
-};
 
 // NVRTC opens libnvrtc-builtins by its soname at the first compilation, which fails when NVRTC was
 // found by absolute path outside the loader's search path. Loading the builtins from the same folder
@@ -29,8 +23,8 @@ void preload_builtins(void* lib, const NvrtcApi& api) {
     if (!dlopen(path.c_str(), RTLD_NOW | RTLD_GLOBAL)) dlerror();  // absent is fine: NVRTC may still find it
 }
 
-Loaded load() {
-    Loaded out;
+LoadedApi<NvrtcApi> load() {
+    LoadedApi<NvrtcApi> out;
     auto opened = open_cuda_library({"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"}, "NVRTC");
     if (!opened.handle) {
         out.why = opened.why;
@@ -38,9 +32,7 @@ Loaded load() {
     }
     void* lib = opened.handle;
     out.api.path = opened.path;
-#define KEVO_NVRTC_FETCH(name)                                             \
-    out.api.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name)); \
-    if (!out.api.name && out.why.empty()) out.why = fmt::format("{} has no {}", out.api.path, #name);
+#define KEVO_NVRTC_FETCH(name) fetch_symbol(lib, out.api.path, #name, out.api.name, out.why);
     KEVO_NVRTC_FUNCTIONS(KEVO_NVRTC_FETCH)
 #undef KEVO_NVRTC_FETCH
 #define KEVO_NVRTC_FETCH_OPTIONAL(name) out.api.name = reinterpret_cast<decltype(&::name)>(dlsym(lib, #name));
@@ -57,13 +49,7 @@ Loaded load() {
 
 }  // namespace
 
-const NvrtcApi* load_nvrtc_api(std::string& why) {
-    static std::once_flag once;
-    static Loaded loaded;
-    std::call_once(once, [] { loaded = load(); });
-    why = loaded.why;
-    return loaded.why.empty() ? &loaded.api : nullptr;
-}
+const NvrtcApi* load_nvrtc_api(std::string& why) { return load_once<NvrtcApi, load>(why); }
 
 }  // namespace kevo::cuda
 
