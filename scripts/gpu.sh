@@ -102,18 +102,28 @@ if want variants; then
             --seed 1 --warmup 2 --repeat 5 --json $defines 2>/dev/null < /dev/null | python3 scripts/variant_line.py "$task" "${defines:--}"
     done 2>&1 | tee "$OUT/variants.txt"
 fi
+# kevo bench at the large profile, its progress saved in $RES/<name>_state.json after every step:
+# when the deadline cuts it short, the same command resumes it (on a warm machine, or with
+# build-gpu/results carried); it then returns 124. Usage: resumable_bench STEP NAME DOC KEVO-BENCH-ARGS...
+resumable_bench() {
+    local step=$1 name=$2 doc=$3 rc
+    shift 3
+    timeout "${KEVO_BENCH_TIMEOUT:-3000}" $KEVO bench "$@" --profile large \
+        --check-profiles "${BENCH_CHECK_PROFILES:-small,paper,large}" ${BENCH_TASKS:+--tasks "$BENCH_TASKS"} \
+        --state "$RES/${name}_state.json" --markdown "$doc" --json > "$RES/$name.json" 2>> "$RES/$name.log"
+    rc=$?
+    cp "$RES/${name}_state.json" "$OUT/" 2>/dev/null
+    echo "kevo bench ($step): exit $rc"
+    grep -v '^    ' "$RES/$name.log" | tail -80
+    if [ $rc = 124 ]; then
+        echo "kevo bench ($step): deadline reached; run the same command again to resume"
+        return 124
+    fi
+    sed -i "s|^- Produced by: \`kevo bench\(.*\) --markdown [^\`]*\`|- Produced by \`scripts/gpu.sh build $step\`, which runs \`kevo bench\1\`|" "$doc"
+}
 if want bench; then
     doc="$OUT/bench-h200.md"
-    # Progress is saved in bench_state.json after every step: when the deadline cuts the bench
-    # short, the same command resumes it (on a warm machine, or with build-gpu/results carried).
-    timeout "${KEVO_BENCH_TIMEOUT:-3000}" $KEVO bench --backend cuda --profile large --check-profiles "${BENCH_CHECK_PROFILES:-small,paper,large}" \
-        ${BENCH_TASKS:+--tasks "$BENCH_TASKS"} --state "$RES/bench_state.json" --markdown "$doc" --json > "$RES/bench.json" 2>> "$RES/bench.log"
-    rc=$?
-    cp "$RES/bench_state.json" "$OUT/" 2>/dev/null
-    echo "kevo bench: exit $rc"
-    grep -v '^    ' "$RES/bench.log" | tail -80
-    [ $rc = 124 ] && { echo "kevo bench: deadline reached; run the same command again to resume"; exit 124; }
-    sed -i "s|^- Produced by: \`kevo bench\(.*\) --markdown [^\`]*\`|- Produced by \`scripts/gpu.sh build bench\`, which runs \`kevo bench\1\`|" "$doc"
+    resumable_bench bench bench "$doc" --backend cuda || exit $?
     python3 scripts/goals_table.py "$RES/bench.json" | tee -a "$doc"
     if [ "${BENCH_OVERHEAD:-1}" = 1 ]; then
         ./build-gpu/kevo_bench_eval --backend cuda --profile paper --runs 7 --json "$RES/overhead_kevo.json" heat2d saxpy
@@ -122,18 +132,8 @@ if want bench; then
     fi
 fi 2>&1 | tee "$OUT/bench.txt"
 if want bench-opencl; then
-    # The OpenCL best-known kernels (tasks/*/best.cl) on the same GPU through NVIDIA's OpenCL, with
-    # the same resumable protocol; no peers there (no vendor library on the OpenCL backend).
-    timeout "${KEVO_BENCH_TIMEOUT:-3000}" $KEVO bench --backend opencl --device "$(ocl_gpu)" --profile large \
-        --check-profiles "${BENCH_CHECK_PROFILES:-small,paper,large}" ${BENCH_TASKS:+--tasks "$BENCH_TASKS"} \
-        --state "$RES/bench_opencl_state.json" --markdown "$OUT/bench-h200-opencl.md" --json \
-        > "$RES/bench_opencl.json" 2>> "$RES/bench_opencl.log"
-    rc=$?
-    cp "$RES/bench_opencl_state.json" "$OUT/" 2>/dev/null
-    echo "kevo bench (opencl): exit $rc"
-    grep -v '^    ' "$RES/bench_opencl.log" | tail -80
-    [ $rc = 124 ] && { echo "kevo bench (opencl): deadline reached; run the same command again to resume"; exit 124; }
-    sed -i "s|^- Produced by: \`kevo bench\(.*\) --markdown [^\`]*\`|- Produced by \`scripts/gpu.sh build bench-opencl\`, which runs \`kevo bench\1\`|" \
-        "$OUT/bench-h200-opencl.md"
+    # The OpenCL best-known kernels (tasks/*/best.cl) on the same GPU through NVIDIA's OpenCL; no
+    # peers there (no vendor library on the OpenCL backend).
+    resumable_bench bench-opencl bench_opencl "$OUT/bench-h200-opencl.md" --backend opencl --device "$(ocl_gpu)"
 fi 2>&1 | tee "$OUT/bench-opencl.txt"
 tar -czf "$OUT/results.tar.gz" -C build-gpu results 2>/dev/null
