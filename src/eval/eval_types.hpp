@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/expected.hpp"
+#include "core/json.hpp"
 
 namespace kevo {
 
@@ -56,17 +57,29 @@ struct KernelResources {
     std::vector<uint64_t> per_thread;
 };
 
+// What the check found in one correctness trial of one size.
+struct TrialCheck {
+    std::string trial;              // "nominal" | "outlier"
+    std::string kind;               // the check's kind: "max_abs", "nan", "bit_exact", ...
+    double error = 0, tolerance = 0;
+    int64_t worst_index = -1;
+    bool pass = false;
+};
+
 struct SizeResult {
     std::string label;
     bool heldout = false;
     bool correct = false;
+    // The binding trial's check (the one nearest to, or past, its tolerance); every trial's is in `trials`.
     std::string error_kind;
     double error = 0, tolerance = 0;
     int64_t worst_index = -1;
+    std::vector<TrialCheck> trials;
     std::string diagnostics;        // per-size detail when it failed
     bool timed = false;
     double seconds = 0, seconds_min = 0, seconds_max = 0, cv = 0;
     int samples = 0;                // timed runs behind the median
+    bool noisy = false;             // cv stayed above the noise threshold after the extra repeats
     double achieved = 0;            // GB/s or GFLOP/s
     std::string unit;
     double ceiling = 0;             // the one in force (static or workload)
@@ -74,6 +87,21 @@ struct SizeResult {
     double fraction = 0;
     double work = 0;                // bytes or FLOPs of one run
     bool implausible = false;       // fraction > 1.05 even after re-measuring
+};
+
+// Records a trial's check on the size and makes the binding trial's figures the size's own.
+void add_trial_check(SizeResult& size, TrialCheck check);
+
+// The ceilings a score was computed against: where they came from and when, so that every score
+// can be traced to a measurement (or to the datasheet, said so).
+struct CeilingsUsed {
+    std::string source;             // "measured" | "datasheet" | "none"
+    double bandwidth_gbs = 0;       // static bandwidth ceiling
+    double fp32_gflops = 0;         // static FP32 ceiling
+    std::string measured_at;        // ISO-8601 UTC; empty for the datasheet
+    bool stable = true;             // the calibration's repeated passes agreed
+    double spread = 0;              // their relative disagreement
+    std::string datasheet;          // "NVIDIA H200: 4800 GB/s, 66900 GFLOP/s", when the table knows the device
 };
 
 struct StageTimes {
@@ -91,10 +119,32 @@ struct EvalResult {
     std::vector<CompileMessage> compile_messages;
     std::vector<std::string> warnings;    // static-scan flags and the like
     std::map<std::string, std::string> defines;  // knob values in force
-    std::string ceiling_source;           // "measured" | "datasheet" | "none"
+    std::string ceiling_source;           // "measured" | "datasheet" | "none" (= ceilings.source)
+    CeilingsUsed ceilings;
     StageTimes stage_seconds;
     uint64_t seed = 0;
 };
+
+void to_json(nlohmann::json& j, Verdict v);
+void from_json(const nlohmann::json& j, Verdict& v);
+void to_json(nlohmann::json& j, SizeSelection v);
+void from_json(const nlohmann::json& j, SizeSelection& v);
+void to_json(nlohmann::json& j, RooflineMode v);
+void from_json(const nlohmann::json& j, RooflineMode& v);
+const char* roofline_mode_name(RooflineMode mode);
+
+KEVO_JSON_FIELDS(EvalRequest, task, profile, source, defines, sizes, warmup, repeat, timeout_s, compile_timeout_s,
+                 roofline, seed, check_only, device_reference)
+KEVO_JSON_FIELDS(CompileMessage, line, column, severity, message)
+KEVO_JSON_FIELDS(KernelResources, kernel, registers, shared_bytes, local_bytes, max_threads, block, per_thread)
+KEVO_JSON_FIELDS(TrialCheck, trial, kind, error, tolerance, worst_index, pass)
+KEVO_JSON_FIELDS(SizeResult, label, heldout, correct, error_kind, error, tolerance, worst_index, trials, diagnostics,
+                 timed, seconds, seconds_min, seconds_max, cv, samples, noisy, achieved, unit, ceiling, ceiling_static,
+                 ceiling_workload, fraction, work, implausible)
+KEVO_JSON_FIELDS(StageTimes, scan, compile, correctness, timing, total)
+KEVO_JSON_FIELDS(CeilingsUsed, source, bandwidth_gbs, fp32_gflops, measured_at, stable, spread, datasheet)
+KEVO_JSON_FIELDS(EvalResult, task, backend, device, profile, verdict, diagnostics, score, heldout_fraction, sizes,
+                 resources, compile_messages, warnings, defines, ceiling_source, ceilings, stage_seconds, seed)
 
 nlohmann::json to_json(const EvalRequest& r);
 Expected<EvalRequest> eval_request_from_json(const nlohmann::json& j);

@@ -256,10 +256,7 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
             auto outputs = dc->download_results(c);
             if (!outputs) return fail(Verdict::runtime_error, outputs.error().message);
             const CheckResult check = task.check(*size, c, *ref, *outputs);
-            sr.error_kind = check.kind;
-            sr.error = check.error;
-            sr.tolerance = check.tolerance;
-            sr.worst_index = check.worst_index;
+            add_trial_check(sr, {trial_name(trial), check.kind, check.error, check.tolerance, check.worst_index, check.pass});
             if (!check.pass) return fail(Verdict::incorrect, check.message);
             if (trial == Trial::nominal) kept.push_back({size, case_ptr, ref, std::move(*dc)});
         }
