@@ -11,12 +11,13 @@ namespace kevo::cli {
 
 namespace {
 
+// The ceilings a score on this device would use now: the cached measurement, or none yet (the
+// first evaluation measures them). The datasheet is a cross-check, never the ceiling in force.
 nlohmann::json ceilings_json(const DeviceInfo& info) {
     nlohmann::json j = {{"source", "none"}};
-    std::optional<Calibration> c = load_cached_calibration(info);
-    if (!c) c = datasheet_calibration(info);
-    if (c) j = {{"source", c->source}, {"bandwidth_gbs", c->bandwidth_gbs}, {"fp32_gflops", c->fp32_gflops},
-                {"measured_at", c->measured_at}};
+    if (auto c = load_cached_calibration(info))
+        j = {{"source", c->source}, {"bandwidth_gbs", c->bandwidth_gbs}, {"fp32_gflops", c->fp32_gflops},
+             {"measured_at", c->measured_at}, {"stable", c->stable}, {"notes", c->notes}};
     if (auto sheet = datasheet_for(info.name))
         j["datasheet"] = {{"name", sheet->name}, {"bandwidth_gbs", sheet->bandwidth_gbs}, {"fp32_gflops", sheet->fp32_gflops}};
     return j;
@@ -42,12 +43,14 @@ int run(bool json) {
                                 d.name, d.is_cpu ? "CPU" : "GPU", d.compute_units, format_bytes(static_cast<double>(d.global_mem_bytes)),
                                 format_bytes(static_cast<double>(d.l2_bytes)), d.driver);
             if (c.value("source", "none") == "none")
-                text += "      ceilings: not calibrated yet (run `kevo calibrate`; `kevo eval` does a quick one on first use)\n";
+                text += "      ceilings: not measured yet (the first `kevo eval` measures them; `kevo calibrate` does a "
+                        "fuller measurement)\n";
             else
-                text += fmt::format("      ceilings ({}): {:.1f} GB/s, {:.1f} GFLOP/s\n", c["source"].get<std::string>(),
+                text += fmt::format("      ceilings (measured {}{}): {:.1f} GB/s, {:.1f} GFLOP/s\n",
+                                    c["measured_at"].get<std::string>(), c["stable"].get<bool>() ? "" : ", UNSTABLE",
                                     c["bandwidth_gbs"].get<double>(), c["fp32_gflops"].get<double>());
             if (c.contains("datasheet"))
-                text += fmt::format("      datasheet ({}): {:.0f} GB/s, {:.0f} GFLOP/s\n", c["datasheet"]["name"].get<std::string>(),
+                text += fmt::format("      datasheet ({}, a cross-check): {:.0f} GB/s, {:.0f} GFLOP/s\n", c["datasheet"]["name"].get<std::string>(),
                                     c["datasheet"]["bandwidth_gbs"].get<double>(), c["datasheet"]["fp32_gflops"].get<double>());
             b["devices"].push_back(std::move(dj));
         }

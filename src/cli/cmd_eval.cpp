@@ -1,4 +1,6 @@
 // `kevo eval TASK FILE`: run one candidate through the evaluation cascade (CLI.md "kevo eval").
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "backend/registry.hpp"
@@ -17,8 +19,8 @@ namespace {
 struct EvalOptions {
     DeviceOptions device;
     std::string task, file, profile, sizes = "in", roofline = "static", arch, reference = "auto";
-    int warmup = 3, repeat = 10;
-    double timeout = 60, compile_timeout = 60;
+    int warmup = 3, repeat = 10, max_repeat = EvalRequest{}.max_repeat;
+    double timeout = 60, compile_timeout = 60, noise_cv = EvalRequest{}.noise_cv;
     std::vector<std::string> defines;
     uint64_t seed = 0;
     bool seed_given = false, json = false, check_only = false, compile_only = false;
@@ -50,6 +52,8 @@ int run(EvalOptions& o) {
     request.roofline = *roofline;
     request.warmup = o.warmup;
     request.repeat = o.repeat;
+    request.max_repeat = std::max(o.max_repeat, o.repeat);
+    request.noise_cv = o.noise_cv;
     request.timeout_s = o.timeout;
     request.compile_timeout_s = o.compile_timeout;
     request.check_only = o.check_only;
@@ -105,6 +109,14 @@ void setup_eval(CLI::App& app, int& exit_code) {
     cmd->add_option("--sizes", o->sizes, "in (default), heldout or all")->check(CLI::IsMember({"in", "heldout", "all"}));
     cmd->add_option("--warmup", o->warmup, "untimed runs before timing (default 3)")->check(CLI::Range(0, 1000));
     cmd->add_option("--repeat", o->repeat, "timed runs per size (default 10)")->check(CLI::Range(1, 10000));
+    cmd->add_option("--max-repeat", o->max_repeat,
+                    "timed runs per size at most: while a size's cv is above --noise-cv, rounds of --repeat runs are "
+                    "added up to this (and 2 s)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100000));
+    cmd->add_option("--noise-cv", o->noise_cv, "a size whose cv stays above this is reported noisy")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 10.0));
     cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds (default 60)")->check(CLI::Range(0.1, 86400.0));
     cmd->add_option("--compile-timeout", o->compile_timeout, "compilation deadline in seconds (default 60)")
         ->check(CLI::Range(0.1, 86400.0));

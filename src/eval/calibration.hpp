@@ -1,5 +1,7 @@
 // Device ceilings: streaming bandwidth against working-set size and FP32 FMA throughput,
-// measured once per device and driver and cached; a datasheet table is the fallback.
+// measured once per device and driver and cached (calibration.cpp: the type, its JSON and the
+// cache; calibration_measure.cpp: the measurement). A datasheet table is the fallback only where
+// measuring is impossible, and the cross-check shown beside a measurement.
 #pragma once
 
 #include <functional>
@@ -11,6 +13,7 @@
 
 #include "backend/backend.hpp"
 #include "core/expected.hpp"
+#include "eval/eval_types.hpp"
 
 namespace kevo {
 
@@ -39,11 +42,24 @@ struct Calibration {
     double fp32_gflops = 0;          // FMA-chain throughput
     std::optional<Datasheet> datasheet;
     std::string measured_at;         // ISO-8601 UTC
+    // How far the figures can be trusted: the plateau and the FMA rate are each measured in passes
+    // until two in a row agree; `stable` is false when either never did.
+    bool stable = true;
+    std::vector<double> bandwidth_passes, fp32_passes;
+    double plateau_from_bytes = 0;   // smallest working set averaged into the DRAM plateau
+    uint64_t llc_bytes = 0;          // the last-level cache the plan was built around
+    std::vector<std::string> notes;  // why a figure may not mean what it says (unstable, cache-sized plateau)
 
     // The best of copy and triad at this working set, log-interpolated along the curve; clamped
     // to the curve's ends. Falls back to bandwidth_gbs without a curve.
     double bandwidth_at(double working_set_bytes) const;
 };
+
+// Passes whose last two differ by more than this leave the calibration unstable.
+inline constexpr double kCalibrationAgreement = 0.05;
+
+// What an evaluation reports about the ceilings it was scored against.
+CeilingsUsed ceilings_used(const Calibration& c);
 
 nlohmann::json to_json(const Calibration& c);
 Expected<Calibration> calibration_from_json(const nlohmann::json& j);
@@ -55,7 +71,8 @@ Expected<void> store_calibration(const Calibration& c);
 std::optional<Calibration> datasheet_calibration(const DeviceInfo& info);
 
 struct CalibrationOptions {
-    bool quick = false;  // fewer points and repeats: for an automatic first-use calibration
+    bool quick = false;  // fewer points, repeats and passes (an automatic first-use calibration); the
+                         // plateau is still measured at 4x the last-level cache or more
     std::function<void(const std::string&)> progress;  // one line per step, may be empty
 };
 

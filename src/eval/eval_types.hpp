@@ -32,7 +32,9 @@ struct EvalRequest {
     std::map<std::string, std::string> defines;  // tune-knob values overriding the defaults
     SizeSelection sizes = SizeSelection::in;
     int warmup = 3;
-    int repeat = 10;
+    int repeat = 10;                // timed runs per size, and per extra round when the timings are noisy
+    int max_repeat = 40;            // timed runs per size at most, extra rounds included
+    double noise_cv = 0.10;         // a size whose cv stays above this after the extra rounds is noisy
     double timeout_s = 60;          // whole candidate
     double compile_timeout_s = 60;  // compilation alone
     RooflineMode roofline = RooflineMode::static_peak;
@@ -133,8 +135,8 @@ void to_json(nlohmann::json& j, RooflineMode v);
 void from_json(const nlohmann::json& j, RooflineMode& v);
 const char* roofline_mode_name(RooflineMode mode);
 
-KEVO_JSON_FIELDS(EvalRequest, task, profile, source, defines, sizes, warmup, repeat, timeout_s, compile_timeout_s,
-                 roofline, seed, check_only, device_reference)
+KEVO_JSON_FIELDS(EvalRequest, task, profile, source, defines, sizes, warmup, repeat, max_repeat, noise_cv, timeout_s,
+                 compile_timeout_s, roofline, seed, check_only, device_reference)
 KEVO_JSON_FIELDS(CompileMessage, line, column, severity, message)
 KEVO_JSON_FIELDS(KernelResources, kernel, registers, shared_bytes, local_bytes, max_threads, block, per_thread)
 KEVO_JSON_FIELDS(TrialCheck, trial, kind, error, tolerance, worst_index, pass)

@@ -1,4 +1,4 @@
-// The worker-side evaluation cascade (see runner.hpp and DESIGN.md "The evaluation cascade").
+// The worker-side evaluation cascade (see runner.hpp and docs/evaluation.md).
 #include "eval/runner.hpp"
 
 #include <chrono>
@@ -7,11 +7,9 @@
 #include <fmt/format.h>
 
 #include "core/hash.hpp"
-#include "core/stats.hpp"
 #include "eval/compile_stage.hpp"
-#include "eval/device_case.hpp"
-#include "eval/directives.hpp"
 #include "eval/roofline.hpp"
+#include "eval/timing.hpp"
 #include "task/registry.hpp"
 
 namespace kevo {
@@ -22,7 +20,6 @@ using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 constexpr size_t kMaxCachedModules = 64;
-constexpr double kImplausibleFraction = 1.05;
 
 uint64_t trial_seed(uint64_t seed, const SizeSpec& size, Trial trial) {
     return hash64(size.label, seed) ^ (trial == Trial::outlier ? 0x5DEECE66Dull : 0);
@@ -64,8 +61,9 @@ std::string grid_beyond_limits(const Case& c, const std::vector<Launch>& launche
 
 }  // namespace
 
-Runner::Runner(Device& device, ReferenceCache& references, std::function<void(const nlohmann::json&)> emit)
-    : device_(device), references_(references), emit_(std::move(emit)) {}
+Runner::Runner(Device& device, ReferenceCache& references, CeilingKeeper& ceilings,
+               std::function<void(const nlohmann::json&)> emit)
+    : device_(device), references_(references), ceilings_(ceilings), emit_(std::move(emit)) {}
 
 void Runner::stage(const char* name, const std::string& size, const char* trial, size_t launches) {
     nlohmann::json e = {{"event", "stage"}, {"stage", name}};
@@ -75,64 +73,214 @@ void Runner::stage(const char* name, const std::string& size, const char* trial,
     emit_(e);
 }
 
-Expected<Runner::Compiled> Runner::compile(const std::string& source, const std::vector<std::string>& defines) {
+Expected<CompileOutcome> Runner::compile(const std::string& source, const std::vector<std::string>& defines) {
     std::string key_text = source;
     for (const auto& d : defines) key_text += "\n-D" + d;
     const std::string key = hex64(hash64(key_text));
     if (auto it = compiled_.find(key); it != compiled_.end()) return it->second;
     auto outcome = device_.compile(source, defines);
     if (!outcome) return outcome.error();
-    Compiled c{outcome->module.value_or(0), outcome->log, outcome->seconds, outcome->module.has_value()};
     if (compiled_.size() >= kMaxCachedModules) {
         for (auto& [k, v] : compiled_)
-            if (v.ok) device_.release_module(v.module);
+            if (v.module) device_.release_module(*v.module);
         compiled_.clear();
     }
-    compiled_[key] = c;
-    return c;
+    compiled_[key] = *outcome;
+    return *outcome;
 }
 
-Expected<CompileOutcome> Runner::compile_outcome(const std::string& source, const std::vector<std::string>& defines) {
-    auto c = compile(source, defines);
-    if (!c) return c.error();
-    CompileOutcome o;
-    if (c->ok) o.module = c->module;
-    o.log = c->log;
-    o.seconds = c->seconds;
-    return o;
+std::optional<Runner::Stop> Runner::bind(const Task& task, const CompileStage& compiled, BoundKernels& kernels,
+                                         EvalResult& result) {
+    for (const auto& k : task.spec().kernels) {
+        auto handle = device_.kernel(*compiled.module, k.name);
+        if (!handle)
+            return Stop{Verdict::compile_error,
+                        fmt::format("entry point '{}' not found; the task needs: {}", k.name,
+                                    k.cuda_signature.empty() ? k.name
+                                    : device_.language() == Language::cuda ? k.cuda_signature : k.opencl_signature)};
+        auto attributes = device_.attributes(*handle);
+        if (!attributes) return Stop{Verdict::runtime_error, attributes.error().message};
+        auto g = resolve_geometry(compiled.directives, k, compiled.knobs);
+        if (!g) return Stop{Verdict::rejected, g.error().message};
+        if (auto valid = validate_geometry(k.name, *g, device_.info(), *attributes); !valid)
+            return Stop{Verdict::rejected, valid.error().message};
+        kernels.handles[k.name] = *handle;
+        kernels.geometry[k.name] = *g;
+        result.resources.push_back({k.name, attributes->registers, attributes->shared_bytes, attributes->local_bytes,
+                                    attributes->max_threads, {g->block.x, g->block.y, g->block.z},
+                                    {g->per_thread.x, g->per_thread.y, g->per_thread.z}});
+    }
+    return std::nullopt;
 }
 
-Expected<Reference> Runner::device_reference(const Task& task, const Case& c) {
+Expected<Reference> Runner::device_reference(const Task& task, std::shared_ptr<const Case> c) {
     const TaskSpec& spec = task.spec();
     EvalRequest seed;
     seed.task = spec.name;
     seed.source = std::string(task_file(spec.name, fmt::format("seed.{}", language_suffix(device_.language()))));
     auto compiled = run_compile_stage(spec, seed, [&](const std::string& source, const std::vector<std::string>& defines) {
-        return compile_outcome(source, defines);
+        return compile(source, defines);
     });
     if (!compiled) return compiled.error();
     if (compiled->verdict) return make_error("the seed failed to compile: " + compiled->diagnostics);
-    std::map<std::string, uint32_t> kernels;
-    std::map<std::string, Geometry> geometry;
-    for (const auto& k : spec.kernels) {
-        auto handle = device_.kernel(*compiled->module, k.name);
-        if (!handle) return handle.error();
-        auto g = resolve_geometry(compiled->directives, k, compiled->knobs);
-        if (!g) return g.error();
-        kernels[k.name] = *handle;
-        geometry[k.name] = *g;
-    }
-    auto dc = DeviceCase::create(device_, c);
-    if (!dc) return dc.error();
-    if (auto r = dc->reset(); !r) return r.error();
-    const auto launches = dc->launches(c, kernels, geometry);
-    if (auto r = device_.run(launches); !r) return r.error();
-    auto outputs = dc->download_results(c);
+    BoundKernels kernels;
+    EvalResult unused;
+    if (auto stop = bind(task, *compiled, kernels, unused)) return make_error("the seed cannot be launched: " + stop->diagnostics);
+    auto run = CaseRun::create(device_, std::move(c), kernels);
+    if (!run) return run.error();
+    if (auto fault = run->run()) return make_error("the seed failed: " + fault->message);
+    auto outputs = run->outputs();
     if (!outputs) return outputs.error();
     return Reference{std::move(*outputs)};
 }
 
-EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceilings) {
+std::shared_ptr<const Reference> Runner::reference_for(const Task& task, const SizeSpec& size,
+                                                       const std::shared_ptr<const Case>& c, uint64_t seed, Trial trial,
+                                                       const EvalRequest& request, std::string& error) {
+    if (!size.device_reference && !request.device_reference) return references_.share(task, size, *c, seed, trial);
+    auto ref = references_.get_or_compute(task, size, seed, trial, device_.info().name,
+                                          [&] { return device_reference(task, c); });
+    if (!ref) {
+        error = ref.error().message;
+        return nullptr;
+    }
+    return std::move(*ref);
+}
+
+std::optional<Runner::Stop> Runner::check_size(const Task& task, const SizeSpec& size, const EvalRequest& request,
+                                               const BoundKernels& kernels, SizeResult& sr,
+                                               std::vector<CheckedSize>& kept) {
+    for (Trial trial : {Trial::nominal, Trial::outlier}) {
+        const uint64_t seed = trial_seed(request.seed, size, trial);
+        stage("reference", size.label, trial_name(trial));
+        const std::shared_ptr<const Case> c = cases_.get(task, size, seed, trial);
+        std::string reference_error;
+        const auto reference_start = Clock::now();
+        auto ref = reference_for(task, size, c, seed, trial, request, reference_error);
+        reference_seconds_ += since(reference_start);
+        if (!ref)
+            return Stop{Verdict::runtime_error, fmt::format("size {}: the reference (the task's seed run on this device) "
+                                                            "failed: {}", size.label, reference_error)};
+        auto fail = [&](const Fault& f) {
+            sr.correct = false;
+            sr.diagnostics = f.message;
+            return Stop{f.verdict, fmt::format("size {} ({} trial: {}): {}", size.label, trial_name(trial),
+                                               constants_text(*c), f.message)};
+        };
+        auto run = CaseRun::create(device_, c, kernels);
+        if (!run) return fail({Verdict::runtime_error, "could not set up the buffers: " + run.error().message});
+        if (auto too_big = grid_beyond_limits(*c, run->launches(), device_.info()); !too_big.empty()) {
+            sr.diagnostics = too_big;
+            return Stop{Verdict::rejected, fmt::format("size {}: {}", size.label, too_big)};
+        }
+        stage("run", size.label, trial_name(trial), run->launches().size());
+        if (auto fault = run->run()) return fail(*fault);
+        stage("check", size.label, trial_name(trial));
+        CheckResult check;
+        auto fault = run->verify(task, size, *ref, &check);
+        if (!check.kind.empty())
+            add_trial_check(sr, {trial_name(trial), check.kind, check.error, check.tolerance, check.worst_index, check.pass});
+        if (fault) return fail(*fault);
+        if (trial == Trial::nominal) kept.push_back({&size, ref, std::move(*run)});
+    }
+    sr.correct = true;
+    return std::nullopt;
+}
+
+std::optional<Runner::Stop> Runner::time_size(const Task& task, CheckedSize& k, const EvalRequest& request,
+                                              SizeResult& sr) {
+    auto fail = [&](const Fault& f) {
+        if (f.verdict == Verdict::incorrect || f.verdict == Verdict::runtime_error) sr.correct = false;
+        sr.diagnostics = f.message;
+        return Stop{f.verdict, fmt::format("size {} (timed runs): {}", k.size->label, f.message)};
+    };
+    const TimingPolicy policy{request.warmup, request.repeat, std::max(request.max_repeat, request.repeat),
+                              request.noise_cv};
+    auto before_run = [&] { stage("timed_run", k.size->label, nullptr, k.run.launches().size()); };
+    stage("timing", k.size->label);
+    auto timed = time_case(k.run, flusher_, policy, before_run);
+    if (!timed) return fail({Verdict::runtime_error, timed.error().message});
+    auto fill = [&](const Timed& t) {
+        sr.timed = true;
+        sr.seconds = t.summary.median;
+        sr.seconds_min = t.summary.min;
+        sr.seconds_max = t.summary.max;
+        sr.cv = t.summary.cv;
+        sr.samples = t.summary.count;
+        sr.noisy = t.noisy;
+        sr.work = k.run.the_case().work;
+    };
+    fill(*timed);
+    // Faster than the device can go at this working set: measure once more before believing it.
+    auto in_force = ceilings_.current();
+    if (in_force) {
+        score_size(sr, task.spec().bound, k.run.the_case().working_set_bytes, **in_force, request.roofline);
+        if (beyond_physical(sr)) {
+            auto again = time_case(k.run, flusher_, policy, before_run);
+            if (!again) return fail({Verdict::runtime_error, again.error().message});
+            fill(*again);
+        }
+    }
+    // The last timed run's output must still be right: catches kernels that skip work when called
+    // again or cache results across calls.
+    stage("check", k.size->label, "timed");
+    if (auto fault = k.run.verify(task, *k.size, *k.ref, nullptr)) {
+        if (fault->verdict == Verdict::incorrect && fault->message.find("input buffer") == std::string::npos)
+            fault->message = "the output of a timed run is wrong although the first run was right (does the kernel "
+                             "skip work when called again?): " + fault->message;
+        return fail(*fault);
+    }
+    if (sr.noisy)
+        sr.diagnostics = fmt::format("noisy: cv {:.0f}% over {} timed runs (median {:.3g} s, min {:.3g} s, max {:.3g} s)",
+                                     100 * sr.cv, sr.samples, sr.seconds, sr.seconds_min, sr.seconds_max);
+    return std::nullopt;
+}
+
+void Runner::score(const Task& task, const std::vector<CheckedSize>& kept, const EvalRequest& request,
+                   EvalResult& result) {
+    auto in_force = ceilings_.current();
+    if (!in_force) {
+        result.warnings.push_back("no ceilings: " + in_force.error().message + "; fractions are not computed");
+        return;
+    }
+    const Calibration* ceilings = *in_force;
+    auto score_all = [&] {
+        for (size_t i = 0; i < kept.size(); ++i)
+            score_size(result.sizes[i], task.spec().bound, kept[i].run.the_case().working_set_bytes, *ceilings,
+                       request.roofline);
+    };
+    score_all();
+    for (size_t i = 0; i < kept.size(); ++i) {
+        if (!beyond_physical(result.sizes[i])) continue;
+        const SizeResult& s = result.sizes[i];
+        const std::string why = fmt::format("size {} ran at {:.2f}x what the device reached at its working set", s.label,
+                                            s.achieved / std::max(s.ceiling_static, s.ceiling_workload));
+        if (const Calibration* fresh = ceilings_.remeasure(why)) {
+            ceilings = fresh;
+            score_all();
+        }
+        break;
+    }
+    for (size_t i = 0; i < kept.size(); ++i) {
+        SizeResult& s = result.sizes[i];
+        s.implausible = s.fraction > kImplausibleFraction;
+        if (s.implausible)
+            result.warnings.push_back(implausible_warning(s, kept[i].run.the_case().working_set_bytes, ceilings->llc_bytes));
+        if (s.noisy) result.warnings.push_back(fmt::format("size {}: {}", s.label, s.diagnostics));
+    }
+    result.ceilings = ceilings_used(*ceilings);
+    result.ceiling_source = result.ceilings.source;
+    const auto warnings = ceilings_.warnings();
+    result.warnings.insert(result.warnings.end(), warnings.begin(), warnings.end());
+    std::vector<double> fractions;
+    for (const auto& sr : result.sizes) {
+        if (sr.heldout) result.heldout_fraction = sr.fraction;
+        else fractions.push_back(sr.fraction);
+    }
+    if (!fractions.empty()) result.score = geometric_mean(fractions);
+}
+
+EvalResult Runner::evaluate(const EvalRequest& request) {
     const auto start = Clock::now();
     EvalResult result;
     result.task = request.task;
@@ -140,13 +288,13 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
     result.device = device_.info().name;
     result.profile = request.profile;
     result.seed = request.seed;
-    result.ceiling_source = ceilings.source;
     auto finish = [&](Verdict v, std::string diagnostics) {
         result.verdict = v;
         result.diagnostics = std::move(diagnostics);
         result.stage_seconds.total = since(start);
         return result;
     };
+    auto finish_stop = [&](const Stop& stop) { return finish(stop.verdict, stop.diagnostics); };
 
     auto task_or = make_task(request.task);
     if (!task_or) return finish(Verdict::rejected, task_or.error().message);
@@ -159,195 +307,45 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
     stage("compile");
     const auto compile_start = Clock::now();
     auto compiled = run_compile_stage(spec, request, [&](const std::string& source, const std::vector<std::string>& defines) {
-        return compile_outcome(source, defines);
+        return compile(source, defines);
     });
     result.stage_seconds.compile = since(compile_start);
     if (!compiled) return finish(Verdict::runtime_error, "compiler failure: " + compiled.error().message);
     result.defines = compiled->knobs;
     result.compile_messages = compiled->messages;
     if (compiled->verdict) return finish(*compiled->verdict, compiled->diagnostics);
-    const Directives& directives = compiled->directives;
-    const auto& knobs = compiled->knobs;
 
-    // Entry points, resources and geometry.
-    std::map<std::string, uint32_t> kernels;
-    std::map<std::string, Geometry> geometry;
-    for (const auto& k : spec.kernels) {
-        auto handle = device_.kernel(*compiled->module, k.name);
-        if (!handle)
-            return finish(Verdict::compile_error, fmt::format("entry point '{}' not found; the task needs: {}", k.name,
-                                                              k.cuda_signature.empty() ? k.name : (device_.language() == Language::cuda ? k.cuda_signature : k.opencl_signature)));
-        auto attributes = device_.attributes(*handle);
-        if (!attributes) return finish(Verdict::runtime_error, attributes.error().message);
-        auto g = resolve_geometry(directives, k, knobs);
-        if (!g) return finish(Verdict::rejected, g.error().message);
-        if (auto valid = validate_geometry(k.name, *g, device_.info(), *attributes); !valid)
-            return finish(Verdict::rejected, valid.error().message);
-        kernels[k.name] = *handle;
-        geometry[k.name] = *g;
-        result.resources.push_back({k.name, attributes->registers, attributes->shared_bytes, attributes->local_bytes,
-                                    attributes->max_threads, {g->block.x, g->block.y, g->block.z},
-                                    {g->per_thread.x, g->per_thread.y, g->per_thread.z}});
-    }
+    BoundKernels kernels;
+    if (auto stop = bind(task, *compiled, kernels, result)) return finish_stop(*stop);
 
     // Correctness: every selected size, nominal then outlier trial; the first failure ends it.
-    // The nominal trial of every size stays resident (host and device) for the timing phase.
-    struct Kept {
-        const SizeSpec* size;
-        std::shared_ptr<const Case> c;
-        std::shared_ptr<const Reference> ref;
-        DeviceCase dc;
-    };
-    std::vector<Kept> kept;
-    const auto sizes = selected_sizes(spec, request.profile, request.sizes);
+    std::vector<CheckedSize> kept;
     const auto correctness_start = Clock::now();
-    double reference_seconds = 0;
-    for (const SizeSpec* size : sizes) {
+    reference_seconds_ = 0;  // kevo's own work, not the candidate's
+    for (const SizeSpec* size : selected_sizes(spec, request.profile, request.sizes)) {
         SizeResult sr;
         sr.label = size->label;
         sr.heldout = size->heldout;
-        for (Trial trial : {Trial::nominal, Trial::outlier}) {
-            const uint64_t seed = trial_seed(request.seed, *size, trial);
-            stage("reference", size->label, trial_name(trial));
-            const auto ref_start = Clock::now();
-            const std::shared_ptr<const Case> case_ptr = cases_.get(task, *size, seed, trial);
-            const Case& c = *case_ptr;
-            std::shared_ptr<const Reference> ref;
-            if (size->device_reference || request.device_reference) {
-                auto device_ref = references_.get_or_compute(task, *size, seed, trial, device_.info().name,
-                                                             [&] { return device_reference(task, c); });
-                if (!device_ref) {
-                    result.stage_seconds.correctness = since(correctness_start);
-                    return finish(Verdict::runtime_error, fmt::format("size {}: the reference (the task's seed run on "
-                                                                      "this device) failed: {}", size->label,
-                                                                      device_ref.error().message));
-                }
-                ref = std::move(*device_ref);
-            } else {
-                ref = references_.share(task, *size, c, seed, trial);
-            }
-            reference_seconds += since(ref_start);
-            auto fail = [&](Verdict v, const std::string& what) {
-                sr.correct = false;
-                sr.diagnostics = what;
-                result.sizes.push_back(sr);
-                result.stage_seconds.correctness = since(correctness_start) - reference_seconds;
-                return finish(v, fmt::format("size {} ({} trial: {}): {}", size->label, trial_name(trial), constants_text(c), what));
-            };
-            auto dc = DeviceCase::create(device_, c);
-            if (!dc) return fail(Verdict::runtime_error, "could not set up the buffers: " + dc.error().message);
-            if (auto r = dc->reset(); !r) return fail(Verdict::runtime_error, r.error().message);
-            const auto launches = dc->launches(c, kernels, geometry);
-            if (auto too_big = grid_beyond_limits(c, launches, device_.info()); !too_big.empty()) {
-                sr.diagnostics = too_big;
-                result.sizes.push_back(sr);
-                return finish(Verdict::rejected, fmt::format("size {}: {}", size->label, too_big));
-            }
-            stage("run", size->label, trial_name(trial), launches.size());
-            if (auto r = device_.run(launches); !r) return fail(Verdict::runtime_error, r.error().message);
-            stage("check", size->label, trial_name(trial));
-            auto guards = dc->check_guards();
-            if (!guards) return fail(Verdict::runtime_error, guards.error().message);
-            if (!guards->empty()) return fail(Verdict::runtime_error, *guards);
-            auto modified = dc->modified_inputs(c);
-            if (!modified) return fail(Verdict::runtime_error, modified.error().message);
-            if (!modified->empty())
-                return fail(Verdict::incorrect, fmt::format("input buffer '{}' was modified; inputs are read-only", modified->front()));
-            auto outputs = dc->download_results(c);
-            if (!outputs) return fail(Verdict::runtime_error, outputs.error().message);
-            const CheckResult check = task.check(*size, c, *ref, *outputs);
-            add_trial_check(sr, {trial_name(trial), check.kind, check.error, check.tolerance, check.worst_index, check.pass});
-            if (!check.pass) return fail(Verdict::incorrect, check.message);
-            if (trial == Trial::nominal) kept.push_back({size, case_ptr, ref, std::move(*dc)});
-        }
-        sr.correct = true;
+        auto stop = check_size(task, *size, request, kernels, sr, kept);
         result.sizes.push_back(sr);
+        if (stop) {
+            result.stage_seconds.correctness = since(correctness_start) - reference_seconds_;
+            return finish_stop(*stop);
+        }
     }
-    result.stage_seconds.correctness = since(correctness_start) - reference_seconds;
+    result.stage_seconds.correctness = since(correctness_start) - reference_seconds_;
 
-    // Performance: warm-ups, then repeated timed runs, each from restored state with a cold cache.
     if (!request.check_only) {
+        (void)ceilings_.current();  // a first-use calibration happens here, before any timing (score() reports failure)
         const auto timing_start = Clock::now();
         for (size_t i = 0; i < kept.size(); ++i) {
-            Kept& k = kept[i];
-            SizeResult& sr = result.sizes[i];
-            auto fail = [&](Verdict v, const std::string& what) {
-                sr.correct = v != Verdict::incorrect && v != Verdict::runtime_error ? sr.correct : false;
-                sr.diagnostics = what;
+            if (auto stop = time_size(task, kept[i], request, result.sizes[i])) {
                 result.stage_seconds.timing = since(timing_start);
-                return finish(v, fmt::format("size {} (timed runs): {}", k.size->label, what));
-            };
-            DeviceCase* dc = &k.dc;
-            const Case& kc = *k.c;
-            const auto launches = dc->launches(kc, kernels, geometry);
-            auto timed_runs = [&](int count, std::vector<double>* samples) -> Expected<void> {
-                for (int r = 0; r < count; ++r) {
-                    if (auto e = dc->reset(); !e) return e;
-                    if (auto e = flusher_.flush(); !e) return e;
-                    stage("timed_run", k.size->label, nullptr, launches.size());
-                    auto t = device_.run_timed(launches);
-                    if (!t) return t.error();
-                    if (samples) samples->push_back(*t);
-                }
-                return {};
-            };
-            stage("timing", k.size->label);
-            std::vector<double> samples;
-            if (auto e = timed_runs(request.warmup, nullptr); !e) return fail(Verdict::runtime_error, e.error().message);
-            if (auto e = timed_runs(std::max(1, request.repeat), &samples); !e) return fail(Verdict::runtime_error, e.error().message);
-            Summary s = summarize(samples);
-            Rate rate = measure_rate(spec.bound, kc.work, s.median, kc.working_set_bytes, ceilings);
-            double ceiling = request.roofline == RooflineMode::static_peak ? rate.ceiling_static : rate.ceiling_workload;
-            // Plausibility is judged against what the hardware can do at this working set (cache
-            // included), whichever ceiling the score uses.
-            auto physical = [&] { return std::max(rate.ceiling_static, rate.ceiling_workload); };
-            if (physical() > 0 && rate.achieved / physical() > kImplausibleFraction) {
-                // Faster than the hardware allows: measure once more before believing it.
-                samples.clear();
-                if (auto e = timed_runs(std::max(1, request.repeat), &samples); !e) return fail(Verdict::runtime_error, e.error().message);
-                s = summarize(samples);
-                rate = measure_rate(spec.bound, kc.work, s.median, kc.working_set_bytes, ceilings);
-                ceiling = request.roofline == RooflineMode::static_peak ? rate.ceiling_static : rate.ceiling_workload;
-                sr.implausible = rate.achieved / physical() > kImplausibleFraction;
-                if (sr.implausible)
-                    result.warnings.push_back(fmt::format("size {}: {:.3g} {} is {:.2f}x what the device reached at this "
-                                                          "working set; the figure is implausible (check the model or the "
-                                                          "calibration)", k.size->label, rate.achieved, rate.unit,
-                                                          rate.achieved / physical()));
+                return finish_stop(*stop);
             }
-            // The last timed run's output must still be right: catches kernels that skip work when
-            // called again or cache results across calls.
-            stage("check", k.size->label, "timed");
-            auto guards = dc->check_guards();
-            if (!guards) return fail(Verdict::runtime_error, guards.error().message);
-            if (!guards->empty()) return fail(Verdict::runtime_error, *guards);
-            auto outputs = dc->download_results(kc);
-            if (!outputs) return fail(Verdict::runtime_error, outputs.error().message);
-            const CheckResult recheck = task.check(*k.size, kc, *k.ref, *outputs);
-            if (!recheck.pass)
-                return fail(Verdict::incorrect, "the output of a timed run is wrong although the first run was right "
-                                                "(does the kernel skip work when called again?): " + recheck.message);
-            sr.timed = true;
-            sr.seconds = s.median;
-            sr.seconds_min = s.min;
-            sr.seconds_max = s.max;
-            sr.cv = s.cv;
-            sr.samples = s.count;
-            sr.achieved = rate.achieved;
-            sr.unit = rate.unit;
-            sr.ceiling_static = rate.ceiling_static;
-            sr.ceiling_workload = rate.ceiling_workload;
-            sr.ceiling = ceiling;
-            sr.fraction = ceiling > 0 ? rate.achieved / ceiling : 0;
-            sr.work = kc.work;
         }
+        score(task, kept, request, result);
         result.stage_seconds.timing = since(timing_start);
-        std::vector<double> fractions;
-        for (const auto& sr : result.sizes) {
-            if (sr.heldout) result.heldout_fraction = sr.fraction;
-            else fractions.push_back(sr.fraction);
-        }
-        if (!fractions.empty()) result.score = geometric_mean(fractions);
     }
     std::string summary = fmt::format("correct at {} size{}", result.sizes.size(), result.sizes.size() == 1 ? "" : "s");
     if (result.score) summary += fmt::format("; score {:.4f}", *result.score);

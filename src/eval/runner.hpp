@@ -1,20 +1,26 @@
 // The evaluation cascade as it runs inside the worker process, next to the device: directives,
-// compile, resources, correctness on every selected size (two trials each), timing, re-check,
-// score. Candidate faults end as a verdict in the EvalResult; nothing here throws for them.
+// compile, resources, correctness on every selected size (two trials each), timing (with extra
+// rounds while noisy), a re-check of the timed output, and the score against the ceilings in force
+// (re-timed, then re-measured, when a fraction is above what the device can do). Candidate faults
+// end as a verdict in the EvalResult; nothing here throws for them.
 #pragma once
 
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "backend/backend.hpp"
 #include "eval/cache_flusher.hpp"
-#include "eval/calibration.hpp"
-#include "eval/eval_types.hpp"
 #include "eval/case_cache.hpp"
+#include "eval/case_run.hpp"
+#include "eval/compile_stage.hpp"
+#include "eval/ceiling_keeper.hpp"
+#include "eval/eval_types.hpp"
 #include "eval/reference_cache.hpp"
 #include "task/task.hpp"
 
@@ -23,30 +29,49 @@ namespace kevo {
 class Runner {
 public:
     // `emit` receives progress events ({"event":"stage",...}) that the parent uses for deadlines.
-    Runner(Device& device, ReferenceCache& references, std::function<void(const nlohmann::json&)> emit);
+    Runner(Device& device, ReferenceCache& references, CeilingKeeper& ceilings,
+           std::function<void(const nlohmann::json&)> emit);
 
-    EvalResult evaluate(const EvalRequest& request, const Calibration& ceilings);
+    EvalResult evaluate(const EvalRequest& request);
 
 private:
-    struct Compiled {
-        uint32_t module = 0;
-        std::string log;
-        double seconds = 0;
-        bool ok = false;
+    // Why an evaluation ended early.
+    struct Stop {
+        Verdict verdict;
+        std::string diagnostics;
+    };
+    // A size that passed its correctness trials: its nominal case stays resident for timing.
+    struct CheckedSize {
+        const SizeSpec* size;
+        std::shared_ptr<const Reference> ref;
+        CaseRun run;
     };
 
     Device& device_;
     ReferenceCache& references_;
+    CeilingKeeper& ceilings_;
     CaseCache cases_{memory_fraction(0.15)};
     std::function<void(const nlohmann::json&)> emit_;
-    std::map<std::string, Compiled> compiled_;  // keyed by hash of (source, defines)
+    std::map<std::string, CompileOutcome> compiled_;  // keyed by hash of (source, defines)
     CacheFlusher flusher_{device_};
+    double reference_seconds_ = 0;  // of the evaluation in progress: kept off its correctness time
 
-    Expected<Compiled> compile(const std::string& source, const std::vector<std::string>& defines);
-    // compile() in the shape run_compile_stage expects (modules stay cached here).
-    Expected<CompileOutcome> compile_outcome(const std::string& source, const std::vector<std::string>& defines);
+    Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines);
+    // Entry points, resources and geometry of every kernel of the task; a Stop when one is unusable.
+    std::optional<Stop> bind(const Task& task, const CompileStage& compiled, BoundKernels& kernels, EvalResult& result);
+    // Both trials of one size; the nominal case is kept for timing.
+    std::optional<Stop> check_size(const Task& task, const SizeSpec& size, const EvalRequest& request,
+                                   const BoundKernels& kernels, SizeResult& sr, std::vector<CheckedSize>& kept);
+    std::shared_ptr<const Reference> reference_for(const Task& task, const SizeSpec& size,
+                                                   const std::shared_ptr<const Case>& c, uint64_t seed, Trial trial,
+                                                   const EvalRequest& request, std::string& error);
+    // Timing and the re-check of one size; fills the size's timing fields.
+    std::optional<Stop> time_size(const Task& task, CheckedSize& k, const EvalRequest& request, SizeResult& sr);
+    // Fractions against the ceilings in force, re-measuring them once when a size is beyond the
+    // device; flags what stays above 1.05.
+    void score(const Task& task, const std::vector<CheckedSize>& kept, const EvalRequest& request, EvalResult& result);
     // The task's own seed run on this device: the reference where the CPU would be too slow.
-    Expected<Reference> device_reference(const Task& task, const Case& c);
+    Expected<Reference> device_reference(const Task& task, std::shared_ptr<const Case> c);
     void stage(const char* name, const std::string& size = {}, const char* trial = nullptr, size_t launches = 0);
 };
 

@@ -16,6 +16,7 @@
 #include "backend/registry.hpp"
 #include "core/files.hpp"
 #include "eval/calibration.hpp"
+#include "eval/ceiling_keeper.hpp"
 #include "eval/compile_stage.hpp"
 #include "eval/line_channel.hpp"
 #include "eval/reference_cache.hpp"
@@ -25,20 +26,6 @@
 namespace kevo {
 
 namespace {
-
-// Ceilings in force: the cached measurement, else the datasheet, else a quick measurement now.
-Expected<Calibration> ceilings_for(Device& device, LineChannel& channel) {
-    if (auto cached = load_cached_calibration(device.info())) return *cached;
-    if (auto sheet = datasheet_calibration(device.info())) return *sheet;
-    channel.send({{"event", "stage"}, {"stage", "calibrate"}});
-    CalibrationOptions options;
-    options.quick = true;
-    options.progress = [&](const std::string& line) { channel.send({{"event", "progress"}, {"message", line}}); };
-    auto measured = measure_calibration(device, options);
-    if (!measured) return measured.error();
-    (void)store_calibration(*measured);
-    return measured;
-}
 
 // Static gates and compilation only: the verdict is ok when the candidate compiled.
 EvalResult compile_only(const EvalRequest& request, const std::string& backend, const std::string& device,
@@ -121,7 +108,9 @@ int run_worker(const std::string& backend_name, int device_index, int read_fd, i
     channel.send({{"event", "ready"}, {"device", to_json((*device)->info())}});
 
     ReferenceCache references(cache_dir("references"));
-    Runner runner(**device, references, [&](const nlohmann::json& e) { channel.send(e); });
+    auto progress = [&](const std::string& line) { channel.send({{"event", "progress"}, {"message", line}}); };
+    CeilingKeeper ceilings(**device, [&] { channel.send({{"event", "stage"}, {"stage", "calibrate"}}); }, progress);
+    Runner runner(**device, references, ceilings, [&](const nlohmann::json& e) { channel.send(e); });
     while (true) {
         auto message = channel.receive(-1);
         if (!message) return 0;  // parent gone
@@ -132,12 +121,13 @@ int run_worker(const std::string& backend_name, int device_index, int read_fd, i
         } else if (op == "calibrate") {
             CalibrationOptions options;
             options.quick = message->value("quick", false);
-            options.progress = [&](const std::string& line) { channel.send({{"event", "progress"}, {"message", line}}); };
+            options.progress = progress;
             auto measured = measure_calibration(**device, options);
             if (!measured) {
                 channel.send({{"event", "error"}, {"error", measured.error().message}});
             } else {
                 auto stored = store_calibration(*measured);
+                ceilings.adopt(*measured);
                 channel.send({{"event", "calibration"}, {"calibration", to_json(*measured)},
                               {"stored", stored.has_value()}, {"store_error", stored ? "" : stored.error().message}});
             }
@@ -159,12 +149,7 @@ int run_worker(const std::string& backend_name, int device_index, int read_fd, i
                 channel.send({{"event", "error"}, {"error", request.error().message}});
                 continue;
             }
-            auto ceilings = ceilings_for(**device, channel);
-            if (!ceilings) {
-                channel.send({{"event", "error"}, {"error", "calibration failed: " + ceilings.error().message}});
-                continue;
-            }
-            EvalResult result = runner.evaluate(*request, *ceilings);
+            EvalResult result = runner.evaluate(*request);
             const bool poisoned = (*device)->is_poisoned();
             channel.send({{"event", "result"}, {"result", to_json(result)}, {"poisoned", poisoned}});
             if (poisoned) return 3;  // the context is unusable; the parent starts a fresh worker

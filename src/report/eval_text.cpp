@@ -13,6 +13,17 @@ std::string seconds_text(double s) {
     return fmt::format("{:.3f} s", s);
 }
 
+std::string ceilings_text(const CeilingsUsed& c) {
+    std::string out = fmt::format("ceilings: {:.1f} GB/s, {:.0f} GFLOP/s", c.bandwidth_gbs, c.fp32_gflops);
+    if (c.source == "measured")
+        out += fmt::format(", measured on this device {}{}", c.measured_at,
+                           c.stable ? "" : fmt::format(" (UNSTABLE: passes spread {:.0f}%)", 100 * c.spread));
+    else
+        out += fmt::format(" from the {} (not measured on this device)", c.source == "datasheet" ? "DATASHEET" : c.source);
+    if (!c.datasheet.empty() && c.source == "measured") out += "; datasheet " + c.datasheet;
+    return out;
+}
+
 std::string render_eval_text(const EvalResult& r) {
     std::string out = fmt::format("{} on {} ({}), profile {}, seed {}\n", r.task, r.device, r.backend, r.profile, r.seed);
     out += fmt::format("verdict: {}", verdict_name(r.verdict));
@@ -29,11 +40,10 @@ std::string render_eval_text(const EvalResult& r) {
             if (s.timed)
                 out += fmt::format(" {:>11} {:>11} {:>11} {:>5.1f}% {:>9.1f} {:<4} {:>11.1f} {:>9.4f}{}", seconds_text(s.seconds),
                                    seconds_text(s.seconds_min), seconds_text(s.seconds_max), 100 * s.cv, s.achieved, s.unit,
-                                   s.ceiling, s.fraction, s.implausible ? " !" : "");
+                                   s.ceiling, s.fraction, s.implausible ? " !" : s.noisy ? " ~" : "");
             out += "\n";
         }
-        if (r.ceiling_source != "")
-            out += fmt::format("ceilings: {} (static = device peak; workload-aware ceilings are in --json)\n", r.ceiling_source);
+        if (!r.ceilings.source.empty()) out += ceilings_text(r.ceilings) + "\n";
     }
     for (const auto& k : r.resources)
         out += fmt::format("resources: {} registers={} shared={} B local={} B max_threads={} block={} per_thread={}\n", k.kernel,
