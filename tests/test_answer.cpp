@@ -2,6 +2,8 @@
 // nothing usable.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
 #include <string>
 
 #include "search/answer.hpp"
@@ -198,6 +200,45 @@ TEST(Answer, CrlfAnswersWork) {
     const ParsedAnswer r = parse_answer(lf_edit, crlf_previous, Language::opencl);
     ASSERT_TRUE(r.ok) << r.reason;
     EXPECT_NE(r.source.find("    if (y >= ny) return;\n"), std::string::npos);
+}
+
+// A reasoning model drafts a longer kernel inside <think> and gives the real one after it: the
+// draft must not win because it is longer (issue 10, item 10).
+TEST(Answer, ReasoningSectionsAreNotTheAnswer) {
+    const std::string draft = "__global__ void saxpy(const float* x, float* y, float a, unsigned n) {\n"
+                              "  // draft: a long, wrong first attempt\n  unsigned i = threadIdx.x;\n"
+                              "  if (i < n) y[i] = a * x[i];\n  // more draft lines\n  // and more\n}\n";
+    const std::string final_kernel =
+        "__global__ void saxpy(const float* x, float* y, float a, unsigned n) {\n"
+        "  unsigned i = blockIdx.x * blockDim.x + threadIdx.x;\n  if (i < n) y[i] = a * x[i] + y[i];\n}\n";
+    for (const char* tag : {"think", "THINKING", "reasoning"}) {
+        const std::string answer = fmt::format("<{0}>Let me try:\n```cuda\n{1}```\nNo, that drops y.</{0}>\n"
+                                               "Here is the kernel:\n```cuda\n{2}```\n",
+                                               tag, draft, final_kernel);
+        const ParsedAnswer p = parse_answer(answer, "", Language::cuda);
+        ASSERT_TRUE(p.ok) << tag << ": " << p.reason;
+        EXPECT_EQ(p.source, final_kernel) << tag;
+    }
+}
+
+TEST(Answer, AnswersThatAreAllReasoningSaySo) {
+    const ParsedAnswer unclosed = parse_answer("<think>\n```cuda\n__global__ void k(float* a) { a[0] = 1; }\n```\n"
+                                               "still thinking", "", Language::cuda);
+    EXPECT_FALSE(unclosed.ok);
+    EXPECT_NE(unclosed.reason.find("never closed"), std::string::npos) << unclosed.reason;
+
+    const ParsedAnswer only_draft = parse_answer("<think>```cuda\n__global__ void k(float* a) { a[0] = 1; }\n```</think>"
+                                                 "I could not finish.", "", Language::cuda);
+    EXPECT_FALSE(only_draft.ok);
+    EXPECT_NE(only_draft.reason.find("outside the reasoning"), std::string::npos) << only_draft.reason;
+
+    // Edits inside the reasoning are drafts too; the ones after it apply.
+    const std::string edit_answer =
+        "<think><<<<<<< SEARCH\n    if (x >= nx || y >= ny) return;\n=======\n    return;\n>>>>>>> REPLACE\n</think>\n"
+        "<<<<<<< SEARCH\n    if (x >= nx || y >= ny) return;\n=======\n    if (x >= nx) return;\n>>>>>>> REPLACE\n";
+    const ParsedAnswer edits = parse_answer(edit_answer, kPrevious, Language::opencl);
+    ASSERT_TRUE(edits.ok) << edits.reason;
+    EXPECT_NE(edits.source.find("    if (x >= nx) return;\n"), std::string::npos) << edits.source;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// Parsing a proposer's free-text answer: the longest fenced block that holds a kernel, else
-// SEARCH/REPLACE edits applied to the previous source, else a reason why nothing was usable.
+// Parsing a proposer's free-text answer: reasoning sections (<think>...</think> and kin) are set
+// aside, then the longest fenced block that holds a kernel, else SEARCH/REPLACE edits applied to
+// the previous source, else a reason why nothing was usable.
 #include "search/answer.hpp"
 
 #include <algorithm>
@@ -212,10 +213,48 @@ ParsedAnswer apply_edits(const std::vector<Edit>& edits, std::string_view previo
     return parsed;
 }
 
+// Reasoning models write drafts inside <think>...</think> (or <thinking>, <reasoning>); only the
+// text outside them is the answer. An opening tag that is never closed hides everything after it.
+struct Answer {
+    std::string text;
+    bool had_reasoning = false;
+    bool unclosed_reasoning = false;
+};
+
+Answer strip_reasoning(const std::string& text) {
+    static constexpr std::array<std::string_view, 4> kTags = {"think", "thinking", "reasoning", "reflection"};
+    const std::string low = lower(text);
+    Answer out;
+    size_t pos = 0;
+    while (pos < text.size()) {
+        size_t open = std::string::npos;
+        std::string_view tag;
+        for (std::string_view t : kTags) {
+            const size_t at = low.find(fmt::format("<{}>", t), pos);
+            if (at < open) open = at, tag = t;
+        }
+        if (open == std::string::npos) {
+            out.text.append(text, pos, std::string::npos);
+            break;
+        }
+        out.text.append(text, pos, open - pos);
+        out.had_reasoning = true;
+        const std::string close = fmt::format("</{}>", tag);
+        const size_t end = low.find(close, open);
+        if (end == std::string::npos) {
+            out.unclosed_reasoning = true;
+            break;
+        }
+        pos = end + close.size();
+    }
+    return out;
+}
+
 }  // namespace
 
 ParsedAnswer parse_answer(std::string_view answer, std::string_view previous_source, Language language) {
-    const std::string text = normalise_newlines(answer);
+    const Answer outside = strip_reasoning(normalise_newlines(answer));
+    const std::string& text = outside.text;
     const auto lines = split_lines(text);
     const Fences fences = find_fences(lines);
 
@@ -246,13 +285,18 @@ ParsedAnswer parse_answer(std::string_view answer, std::string_view previous_sou
     if (!edits.edits.empty()) return apply_edits(edits.edits, previous_source);
 
     ParsedAnswer parsed;
-    if (other_language_kernel)
+    if (outside.unclosed_reasoning && trim(text).empty())
+        parsed.reason = "the answer is all reasoning: a <think> section is never closed and nothing follows it "
+                        "(answer truncated? raise --max-tokens)";
+    else if (other_language_kernel)
         parsed.reason = fmt::format("the fenced code holds a {} kernel but {} is required",
                                     language == Language::cuda ? "OpenCL" : "CUDA", language_name(language));
     else if (fences.unterminated)
         parsed.reason = "a fenced code block is never closed (answer truncated?) and there are no edits";
     else
-        parsed.reason = "no fenced code block with a kernel and no edits";
+        parsed.reason = outside.had_reasoning ? "no fenced code block with a kernel and no edits outside the reasoning "
+                                                "sections (<think>...</think> drafts are not answers)"
+                                              : "no fenced code block with a kernel and no edits";
     return parsed;
 }
 

@@ -1,5 +1,6 @@
 // Turning a proposer's free-text answer into a candidate source: the longest fenced code block
-// that holds a kernel, or search/replace edits applied to the previous source.
+// that holds a kernel, or search/replace edits applied to the previous source. Reasoning sections
+// (<think>, <thinking>, <reasoning>, <reflection>) are not the answer and are ignored.
 #pragma once
 
 #include <string>
