@@ -95,6 +95,69 @@ TEST(CliContract, UsageAndEnvironmentErrorsExitTwo) {
     EXPECT_EQ(help.exit_code, 0);
 }
 
+// Issue 10, items 16, 17 and 19: the command line's own mistakes are usage errors (exit 2) that name
+// the bad input, never compile errors of a candidate, and --json still prints one document.
+TEST(CliContract, MistypedCommandsAndOptionsAreNamed) {
+    const auto typo = run_kevo({"evl", "saxpy"});
+    EXPECT_EQ(typo.exit_code, 2);
+    EXPECT_NE(typo.err.find("unknown command 'evl'"), std::string::npos) << typo.err;
+    EXPECT_NE(typo.err.find("Did you mean 'eval'?"), std::string::npos) << typo.err;
+    const auto far = run_kevo({"frobnicate"});
+    EXPECT_EQ(far.exit_code, 2);
+    EXPECT_EQ(far.err.find("Did you mean"), std::string::npos) << far.err;
+    EXPECT_NE(far.err.find("eval, run"), std::string::npos) << "should list the commands: " << far.err;
+
+    const auto seed = seed_file("saxpy", "cl");
+    for (const char* bad : {"nan", "inf", "-1", "1e9", "soon"}) {
+        const auto r = run_kevo({"eval", "saxpy", seed, "--timeout", bad});
+        EXPECT_EQ(r.exit_code, 2) << bad << ": " << r.err;
+        EXPECT_NE(r.err.find("--timeout"), std::string::npos) << bad << ": " << r.err;
+    }
+    const auto nan_cv = run_kevo({"eval", "saxpy", seed, "--noise-cv", "nan"});
+    EXPECT_EQ(nan_cv.exit_code, 2) << nan_cv.err;
+}
+
+TEST(CliContract, JsonErrorPathsPrintOneJsonDocument) {
+    const auto missing = run_kevo({"eval", "saxpy", "/nonexistent/kernel.cl", "--json"});
+    EXPECT_EQ(missing.exit_code, 2);
+    const auto doc = missing.json();
+    ASSERT_TRUE(doc.is_object()) << "stdout: " << missing.out;
+    EXPECT_EQ(doc["error"]["exit_status"], 2);
+    EXPECT_NE(doc["error"]["message"].get<std::string>().find("/nonexistent/kernel.cl"), std::string::npos) << doc.dump();
+    const auto parse_error = run_kevo({"eval", "saxpy", "--json", "--repeat", "zero"});
+    EXPECT_EQ(parse_error.exit_code, 2);
+    EXPECT_TRUE(parse_error.json().is_object()) << "stdout: " << parse_error.out;
+    EXPECT_TRUE(run_kevo({"nosuch", "--json"}).json().contains("error"));
+}
+
+TEST(CliContract, OneValuePerDefine) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto seed = seed_file("saxpy", "cl");
+    // -D before the positionals must not swallow them.
+    const auto r = run_kevo({"eval", "-D", "BLOCK=128", "saxpy", seed, "-D", "PT=2", "--check-only", "--json"});
+    const auto doc = r.json();
+    ASSERT_TRUE(doc.is_object()) << r.out << r.err;
+    EXPECT_EQ(doc["verdict"], "ok") << doc.dump(2);
+    EXPECT_EQ(doc["defines"]["BLOCK"], "128");
+    EXPECT_EQ(doc["defines"]["PT"], "2");
+}
+
+TEST(CliContract, AFileInAnotherBackendsLanguageIsAUsageError) {
+    const std::string cu = ::testing::TempDir() + "saxpy_seed_for_backend.cu";
+    std::ofstream(cu) << kevo::task_file("saxpy", "seed.cu");
+    const auto wrong = run_kevo({"eval", "saxpy", cu, "--backend", "opencl"});
+    EXPECT_EQ(wrong.exit_code, 2) << wrong.out << wrong.err;
+    EXPECT_NE(wrong.err.find("is a CUDA C++ file (.cu), but --backend opencl compiles OpenCL C"), std::string::npos)
+        << wrong.err;
+    const auto bad_arch = run_kevo({"eval", "saxpy", cu, "--compile-only", "--arch", "sm_9x"});
+    EXPECT_EQ(bad_arch.exit_code, 2) << bad_arch.err;
+    EXPECT_NE(bad_arch.err.find("--arch 'sm_9x'"), std::string::npos) << bad_arch.err;
+    // Under --backend auto the extension decides: a .cu file is compiled by NVRTC, not as OpenCL.
+    const auto nvrtc = run_kevo({"eval", "saxpy", cu, "--compile-only", "--json"});
+    if (nvrtc.exit_code == 0) EXPECT_EQ(nvrtc.json()["backend"], "cuda") << nvrtc.out;
+    else EXPECT_EQ(nvrtc.exit_code, 2) << "NVRTC absent must be an environment error: " << nvrtc.err;
+}
+
 TEST(CliContract, UndeclaredKnobIsARejection) {
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     const auto r = run_kevo({"eval", "saxpy", seed_file("saxpy", "cl"), "--backend", "opencl", "--define", "NOPE=3", "--json"});

@@ -48,4 +48,10 @@ Expected<std::string> resolve_backend_name(const std::string& requested) {
                                   fmt::join(backend_names(), ", ")));
 }
 
+std::string backend_for_suffix(const std::string& suffix) {
+    for (const auto& e : kBackends)
+        if (suffix == language_suffix(e.make()->language())) return e.name;
+    return {};
+}
+
 }  // namespace kevo

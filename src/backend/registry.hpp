@@ -16,4 +16,7 @@ std::unique_ptr<Backend> make_backend(const std::string& name);
 // Resolves "auto" (CUDA when it has a device, else OpenCL) and validates the name.
 Expected<std::string> resolve_backend_name(const std::string& requested);
 
+// The backend whose kernel language uses this file suffix ("cu" -> cuda); empty when none does.
+std::string backend_for_suffix(const std::string& suffix);
+
 }  // namespace kevo

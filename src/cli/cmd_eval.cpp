@@ -1,5 +1,6 @@
 // `kevo eval TASK FILE`: run one candidate through the evaluation cascade (CLI.md "kevo eval").
 #include <algorithm>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -42,8 +43,10 @@ int run(EvalOptions& o) {
     if (!sizes) return fail(sizes.error().message);
     auto roofline = parse_roofline_mode(o.roofline);
     if (!roofline) return fail(roofline.error().message);
-    auto backend_name = resolve_backend_name(o.device.backend);
+    auto backend_name = backend_for_file(o.device.backend, o.file);
     if (!backend_name) return fail(backend_name.error().message);
+    if (!o.arch.empty() && !std::regex_match(o.arch, std::regex(R"((sm|compute)_[0-9]{2,3}[af]?)")))
+        return fail(fmt::format("--arch '{}': expected a CUDA architecture such as sm_90, sm_90a or sm_80", o.arch));
 
     EvalRequest request;
     request.task = o.task;
@@ -116,13 +119,13 @@ void setup_eval(CLI::App& app, int& exit_code) {
         ->check(CLI::Range(1, 100000));
     cmd->add_option("--noise-cv", o->noise_cv, "a size whose cv stays above this is reported noisy")
         ->capture_default_str()
-        ->check(CLI::Range(0.0, 10.0));
-    cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds (default 60)")->check(CLI::Range(0.1, 86400.0));
+        ->check(finite_range(0.0, 10.0));
+    cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds (default 60)")->check(finite_range(0.1, 86400.0));
     cmd->add_option("--compile-timeout", o->compile_timeout, "compilation deadline in seconds (default 60)")
-        ->check(CLI::Range(0.1, 86400.0));
+        ->check(finite_range(0.1, 86400.0));
     cmd->add_option("--roofline", o->roofline, "static (device peak, default) or workload (bandwidth at the working set)")
         ->check(CLI::IsMember({"static", "workload"}));
-    cmd->add_option("--define,-D", o->defines, "set a tune knob: NAME=VALUE (repeatable)");
+    cmd->add_option("--define,-D", o->defines, "set a tune knob: NAME=VALUE (one per -D; repeatable)")->allow_extra_args(false);
     auto* seed = cmd->add_option("--seed", o->seed, "seed of the correctness inputs (default: one of a fixed pool, at random)");
     cmd->add_option("--reference", o->reference,
                     "auto (the task's choice per size, default) or device (the task's seed run on this device is the "

@@ -1,10 +1,15 @@
 // See common.hpp.
 #include "cli/common.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include <fmt/format.h>
+
+#include "backend/registry.hpp"
 
 namespace kevo::cli {
 
@@ -23,6 +28,23 @@ void add_json_option(CLI::App& cmd, bool& json) {
     cmd.add_flag("--json", json, "print exactly one JSON document on stdout; human text goes to stderr");
 }
 
+Expected<std::string> backend_for_file(const std::string& requested, const std::string& file) {
+    const std::string ext = std::filesystem::path(file).extension().string();
+    const std::string by_suffix = ext.size() > 1 ? backend_for_suffix(ext.substr(1)) : std::string();
+    if (by_suffix.empty()) return resolve_backend_name(requested);
+    if (requested == "auto") return by_suffix;
+    auto backend = resolve_backend_name(requested);
+    if (!backend) return backend;
+    if (*backend != by_suffix) {
+        auto b = make_backend(*backend);
+        return make_error(fmt::format("{} is a {} file ({}), but --backend {} compiles {} (.{}); use --backend {} or a "
+                                      ".{} file", file, language_name(make_backend(by_suffix)->language()), ext,
+                                      *backend, language_name(b->language()), language_suffix(b->language()),
+                                      by_suffix, language_suffix(b->language())));
+    }
+    return backend;
+}
+
 std::string resolve_profile(const std::string& requested, const DeviceInfo& device) {
     if (!requested.empty()) return requested;
     return device.is_cpu ? "small" : "large";
@@ -35,13 +57,68 @@ void say(bool json, const std::string& text) {
     std::fflush(out);
 }
 
+namespace {
+bool json_mode = false;
+bool json_printed = false;
+}  // namespace
+
 void print_json(const nlohmann::json& doc) {
     std::cout << doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << std::endl;
+    json_printed = true;
 }
 
-int fail(const std::string& message) {
+void set_json_mode(bool on) { json_mode = on; }
+
+int fail(const std::string& message, int exit_status) {
     std::fprintf(stderr, "kevo: %s\n", message.c_str());
-    return kExitUsage;
+    if (json_mode && !json_printed) print_json({{"error", {{"message", message}, {"exit_status", exit_status}}}});
+    return exit_status;
+}
+
+int fail(const std::string& message) { return fail(message, kExitUsage); }
+
+CLI::Validator finite_range(double lo, double hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& text) -> std::string {
+            double v = 0;
+            try {
+                size_t used = 0;
+                v = std::stod(text, &used);
+                if (used != text.size()) return fmt::format("'{}' is not a number", text);
+            } catch (const std::exception&) {
+                return fmt::format("'{}' is not a number", text);
+            }
+            if (!std::isfinite(v)) return fmt::format("'{}' is not a finite number", text);
+            if (v < lo || v > hi) return fmt::format("{} is outside [{}, {}]", text, lo, hi);
+            return {};
+        },
+        fmt::format("FINITE in [{}, {}]", lo, hi));
+}
+
+std::optional<std::string> nearest_word(const std::string& word, const std::vector<std::string>& known) {
+    auto distance = [](const std::string& a, const std::string& b) {
+        std::vector<size_t> row(b.size() + 1);
+        for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+        for (size_t i = 1; i <= a.size(); ++i) {
+            size_t diagonal = row[0];
+            row[0] = i;
+            for (size_t j = 1; j <= b.size(); ++j) {
+                const size_t up = row[j];
+                row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+                diagonal = up;
+            }
+        }
+        return row[b.size()];
+    };
+    std::optional<std::string> best;
+    size_t best_distance = 0;
+    for (const auto& k : known) {
+        const size_t d = distance(word, k);
+        if (!best || d < best_distance) best = k, best_distance = d;
+    }
+    // A typo is a few edits away; anything further is a different word.
+    if (!best || best_distance > std::max<size_t>(2, word.size() / 3)) return std::nullopt;
+    return best;
 }
 
 std::string format_bytes(double bytes) {

@@ -1,7 +1,9 @@
 // Options and output helpers shared by the subcommands (CLI.md "Common options").
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -25,14 +27,29 @@ void add_device_options(CLI::App& cmd, DeviceOptions& options);
 void add_profile_option(CLI::App& cmd, std::string& profile);
 void add_json_option(CLI::App& cmd, bool& json);
 
+// The backend for a candidate file: under --backend auto its extension decides (.cu: cuda, .cl:
+// opencl); an explicit backend whose language does not match the extension is a usage error (a
+// CUDA file is not an OpenCL compile error). Files with other extensions follow --backend.
+Expected<std::string> backend_for_file(const std::string& requested, const std::string& file);
+
 // Resolves --profile's default: small on a CPU device, large on a GPU.
 std::string resolve_profile(const std::string& requested, const DeviceInfo& device);
 
 // Human text goes to stderr when --json is set, else to stdout.
 void say(bool json, const std::string& text);
 void print_json(const nlohmann::json& doc);
-// Prints "kevo: <message>" on stderr and returns kExitUsage.
+// --json was given: an error then also prints one JSON document on stdout,
+// {"error": {"message": ..., "exit_status": 2}}, unless a document was printed already.
+void set_json_mode(bool on);
+// Prints "kevo: <message>" on stderr (and the JSON error document in JSON mode); returns kExitUsage.
 int fail(const std::string& message);
+int fail(const std::string& message, int exit_status);
+
+// A CLI11 check that a number is finite and within [lo, hi] (CLI::Range lets NaN through).
+CLI::Validator finite_range(double lo, double hi);
+
+// The known word nearest to `word` by edit distance, when it is near enough to be a likely typo.
+std::optional<std::string> nearest_word(const std::string& word, const std::vector<std::string>& known);
 
 std::string format_bytes(double bytes);
 

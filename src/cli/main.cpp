@@ -3,7 +3,13 @@
 #include <csignal>
 #include <cstdio>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
@@ -25,6 +31,23 @@ int main(int argc, char** argv) {
     setup_report(app, exit_code);
     setup_bench(app, exit_code);
     setup_worker(app, exit_code);
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]) == "--json") set_json_mode(true);
+    // An unknown command word: name it, and the command it probably meant.
+    if (argc > 1 && argv[1][0] != '-') {
+        std::vector<std::string> names;  // the listed ones (the internal worker is not)
+        bool known = false;
+        for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+            known = known || sub->get_name() == argv[1];
+            if (!sub->get_group().empty()) names.push_back(sub->get_name());
+        }
+        if (!known) {
+            std::string message = fmt::format("unknown command '{}'.", argv[1]);
+            if (auto near = nearest_word(argv[1], names)) message += fmt::format(" Did you mean '{}'?", *near);
+            message += fmt::format(" The commands are: {}.", fmt::join(names, ", "));
+            return fail(message);
+        }
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
@@ -34,8 +57,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::fprintf(stderr, "kevo: %s\nRun 'kevo --help' (or 'kevo COMMAND --help') for usage.\n", e.what());
-        return kExitUsage;
+        return fail(fmt::format("{}\nRun 'kevo --help' (or 'kevo COMMAND --help') for usage.", e.what()));
     }
     return exit_code;
 }
