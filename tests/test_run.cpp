@@ -39,7 +39,7 @@ TEST(Run, TunerOnHeat2dImprovesOrSaysWhy) {
     const auto s = r.json();
     ASSERT_TRUE(s.is_object()) << r.out;
     for (const char* key : {"run_id", "task", "proposer", "iterations", "seed_score", "best_score", "speedup",
-                            "heldout_fraction", "heldout_speedup", "best_path"})
+                            "heldout_fraction", "heldout_speedup", "best_path", "outcome", "recommended", "gate"})
         EXPECT_TRUE(s.contains(key)) << key;
     EXPECT_EQ(s["task"], "heat2d");
     EXPECT_EQ(s["proposer"], "tune");
