@@ -8,11 +8,11 @@
 
 #include <filesystem>
 
+#include "run_support.hpp"
 #include "kevo_process.hpp"
-#include "task/registry.hpp"
 
 using kevo::test::candidate;
-using kevo::test::has_device;
+using kevo::test::opencl_cpu_device;
 using kevo::test::run_kevo;
 using kevo::test::slurp;
 
@@ -36,12 +36,13 @@ std::string replay_dir(const std::string& name, const std::vector<std::string>& 
     return dir;
 }
 
-// A run at the small profile; ten timed runs per size, so that a 6x gain stands out of the noise.
-kevo::test::ProcessResult replay_run(const std::string& task, const std::string& dir, int iterations,
+// A run on the CPU's OpenCL device at the small profile, where the kernels' margins were measured;
+// ten timed runs per size, so that a 6x gain stands out of the noise of a loaded machine.
+kevo::test::ProcessResult replay_run(int device, const std::string& task, const std::string& dir, int iterations,
                                      const std::string& db, const std::string& out) {
-    return run_kevo({"run", task, "--backend", "opencl", "--profile", "small", "--proposer", "replay", "--replay", dir,
-                     "--iterations", std::to_string(iterations), "--seed", "7", "--warmup", "1", "--repeat", "10",
-                     "--db", db, "--out", out, "--json"});
+    return run_kevo({"run", task, "--backend", "opencl", "--device", std::to_string(device), "--profile", "small",
+                     "--proposer", "replay", "--replay", dir, "--iterations", std::to_string(iterations), "--seed", "7",
+                     "--warmup", "1", "--repeat", "10", "--db", db, "--out", out, "--json"});
 }
 
 // The held-out fraction of the kernel handed out, over the seed's, is the held-out speed-up.
@@ -53,9 +54,10 @@ void expect_heldout_figures_agree(const nlohmann::json& s) {
 }
 
 TEST(RunGate, BestWrongAtTheHeldoutSizeIsRejectedAndAnEarlierIncumbentHandedOut) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto device = opencl_cpu_device();
+    if (!device) GTEST_SKIP() << "no OpenCL CPU device";
     const std::string db = temp_path("failed.db"), out = temp_path("failed-out");
-    const auto r = replay_run("nbody", replay_dir("failed-replay", {"nbody_pow2_mask.cl"}), 1, db, out);
+    const auto r = replay_run(*device, "nbody", replay_dir("failed-replay", {"nbody_pow2_mask.cl"}), 1, db, out);
     EXPECT_EQ(r.exit_code, 1) << "a best that failed the gate must be noticed by scripts\n" << r.err;
     const auto s = r.json();
     ASSERT_TRUE(s.is_object()) << r.out << r.err;
@@ -80,7 +82,8 @@ TEST(RunGate, BestWrongAtTheHeldoutSizeIsRejectedAndAnEarlierIncumbentHandedOut)
     EXPECT_NE(best.find("nbody seed (naive on purpose)"), std::string::npos) << best.substr(0, 200);
     EXPECT_EQ(s["rejected"]["path"], (dir / "rejected-heldout-incorrect.cl").string());
     EXPECT_NE(slurp(s["rejected"]["path"]).find("THE FAULT"), std::string::npos);
-    EXPECT_EQ(run_kevo({"eval", "nbody", s["best_path"], "--backend", "opencl", "--sizes", "all", "--check-only", "--json"})
+    EXPECT_EQ(run_kevo({"eval", "nbody", s["best_path"], "--backend", "opencl", "--device", std::to_string(*device),
+                        "--sizes", "all", "--check-only", "--json"})
                   .json()["verdict"], "ok");
 
     // The figures describe the kernel handed out: the seed against itself.
@@ -109,9 +112,10 @@ TEST(RunGate, BestWrongAtTheHeldoutSizeIsRejectedAndAnEarlierIncumbentHandedOut)
 }
 
 TEST(RunGate, FastCorrectKernelPassesAndIsHandedOut) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto device = opencl_cpu_device();
+    if (!device) GTEST_SKIP() << "no OpenCL CPU device";
     const std::string db = temp_path("improved.db"), out = temp_path("improved-out");
-    const auto r = replay_run("nbody", replay_dir("improved-replay", {"nbody_lanes8.cl"}), 1, db, out);
+    const auto r = replay_run(*device, "nbody", replay_dir("improved-replay", {"nbody_lanes8.cl"}), 1, db, out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto s = r.json();
     EXPECT_EQ(s["outcome"], "improved") << s.dump(2);
@@ -130,9 +134,10 @@ TEST(RunGate, FastCorrectKernelPassesAndIsHandedOut) {
 }
 
 TEST(RunGate, NothingBetterHandsOutTheSeed) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto device = opencl_cpu_device();
+    if (!device) GTEST_SKIP() << "no OpenCL CPU device";
     const std::string db = temp_path("nogain.db"), out = temp_path("nogain-out");
-    const auto r = replay_run("saxpy", replay_dir("nogain-replay", {"saxpy_compile_error.cl"}), 1, db, out);
+    const auto r = replay_run(*device, "saxpy", replay_dir("nogain-replay", {"saxpy_compile_error.cl"}), 1, db, out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto s = r.json();
     EXPECT_EQ(s["outcome"], "no_gain") << s.dump(2);

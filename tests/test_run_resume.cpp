@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "run_support.hpp"
 #include "eval/evaluator.hpp"
 #include "kevo_process.hpp"
 #include "search/loop.hpp"
@@ -21,6 +22,7 @@
 
 using kevo::test::candidate;
 using kevo::test::has_device;
+using kevo::test::opencl_cpu_device;
 using kevo::test::slurp;
 using kevo::test::spawn_kevo;
 
@@ -78,10 +80,11 @@ private:
     std::unique_ptr<kevo::Proposer> inner_;
 };
 
-kevo::RunOptions options(const std::string& out) {
+kevo::RunOptions options(int device, const std::string& out) {
     kevo::RunOptions o;
     o.task = "saxpy";
     o.backend = "opencl";
+    o.device = device;
     o.profile = "small";
     o.proposer = "replay";
     o.iterations = kIterations;
@@ -119,12 +122,15 @@ std::string wait_for_iterations(const std::string& db, int iterations) {
 
 TEST(RunResume, ResumedAcrossADropoutBehavesLikeTheLiveRun) {
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    // A CPU where there is one: the kernel that never ends is better spent there than on a GPU.
+    const int device = opencl_cpu_device().value_or(0);
     const std::string killed_db = temp_path("killed.db"), log = temp_path("killed.log");
     // The binary blocks in iteration 11 (a kernel that runs until the 30 s deadline) and is killed there.
-    const pid_t pid = spawn_kevo({"run", "saxpy", "--backend", "opencl", "--profile", "small", "--proposer", "replay",
-                                  "--replay", replay_dir("blocking", true), "--iterations", std::to_string(kIterations),
-                                  "--stagnation", std::to_string(kWindow), "--warmup", "1", "--repeat", "3", "--timeout",
-                                  "30", "--gate-rounds", "1", "--seed", "5", "--db", killed_db, "--out", temp_path("killed-out")},
+    const pid_t pid = spawn_kevo({"run", "saxpy", "--backend", "opencl", "--device", std::to_string(device),
+                                  "--profile", "small", "--proposer", "replay", "--replay", replay_dir("blocking", true),
+                                  "--iterations", std::to_string(kIterations), "--stagnation", std::to_string(kWindow),
+                                  "--warmup", "1", "--repeat", "3", "--timeout", "30", "--gate-rounds", "1", "--seed", "5",
+                                  "--db", killed_db, "--out", temp_path("killed-out")},
                                  log);
     ASSERT_GT(pid, 0);
     const std::string run_id = wait_for_iterations(killed_db, kKilledAfter);
@@ -139,6 +145,7 @@ TEST(RunResume, ResumedAcrossADropoutBehavesLikeTheLiveRun) {
 
     kevo::EvaluatorOptions eo;
     eo.backend = "opencl";
+    eo.device = device;
     eo.worker_executable = KEVO_BINARY;
     kevo::Evaluator evaluator(eo);
     const std::string replay = replay_dir("plain", false);
@@ -160,7 +167,7 @@ TEST(RunResume, ResumedAcrossADropoutBehavesLikeTheLiveRun) {
     ASSERT_TRUE(live_replay.has_value());
     RecordingProposer live_proposer(std::move(*live_replay));
     kevo::SearchLoop live_loop(evaluator, **live_store, live_proposer, nullptr);
-    auto live = live_loop.start(options(temp_path("live-out")));
+    auto live = live_loop.start(options(device, temp_path("live-out")));
     ASSERT_TRUE(live.has_value()) << live.error().message;
 
     // The same dropouts, recorded in the rows: the next one 6 iterations after the last, not at once.
