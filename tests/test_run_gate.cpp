@@ -20,11 +20,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string temp_path(const std::string& name) {
-    const auto dir = fs::path(::testing::TempDir()) / ("kevo_gate_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return (dir / name).string();
-}
+std::string temp_path(const std::string& name) { return kevo::test::temp_path("kevo_gate", name); }
 
 // A replay folder holding the given candidate files, renamed to keep their order.
 std::string replay_dir(const std::string& name, const std::vector<std::string>& files) {

@@ -32,11 +32,7 @@ namespace fs = std::filesystem;
 
 constexpr int kIterations = 16, kKilledAfter = 10, kWindow = 6;
 
-std::string temp_path(const std::string& name) {
-    const auto dir = fs::path(::testing::TempDir()) / ("kevo_resume_" + std::to_string(::getpid()));
-    fs::create_directories(dir);
-    return (dir / name).string();
-}
+std::string temp_path(const std::string& name) { return kevo::test::temp_path("kevo_resume", name); }
 
 // Replay files 01..16: distinct saxpy kernels that do not compile (cheap, evaluated, never better),
 // except that `blocking` puts a kernel that never ends at iteration 11 (the binary is killed there).
