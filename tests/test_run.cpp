@@ -8,10 +8,12 @@
 #include <thread>
 
 #include "kevo_process.hpp"
+#include "run_support.hpp"
 #include "store/store.hpp"
 #include "task/registry.hpp"
 
 using kevo::test::has_device;
+using kevo::test::run_exit_status;
 using kevo::test::run_kevo;
 using kevo::test::spawn_kevo;
 
@@ -35,11 +37,11 @@ TEST(Run, TunerOnHeat2dImprovesOrSaysWhy) {
     const std::string db = temp_path("tune.db"), out = temp_path("tune-out");
     const auto r = run_kevo(run_args({"run", "heat2d", "--backend", "opencl", "--proposer", "tune", "--iterations", "6",
                                       "--seed", "3", "--db", db, "--out", out, "--json"}));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto s = r.json();
-    ASSERT_TRUE(s.is_object()) << r.out;
+    ASSERT_TRUE(s.is_object()) << r.out << r.err;
+    ASSERT_EQ(r.exit_code, run_exit_status(s)) << r.err;
     for (const char* key : {"run_id", "task", "proposer", "iterations", "seed_score", "best_score", "speedup",
-                            "heldout_fraction", "heldout_speedup", "best_path"})
+                            "heldout_fraction", "heldout_speedup", "best_path", "outcome", "recommended", "gate"})
         EXPECT_TRUE(s.contains(key)) << key;
     EXPECT_EQ(s["task"], "heat2d");
     EXPECT_EQ(s["proposer"], "tune");
@@ -67,7 +69,8 @@ TEST(Run, TunerOnHeat2dImprovesOrSaysWhy) {
         EXPECT_EQ(doc["iterations"][i]["iteration"], i);
         for (const char* key : {"iteration", "verdict", "score", "diagnostics"}) EXPECT_TRUE(doc["iterations"][i].contains(key));
     }
-    EXPECT_EQ(doc["heldout"].size(), 2u);
+    // The gate's rows: the seed's side, the kernel handed out, and any kernel it rejected.
+    EXPECT_EQ(doc["heldout"].size(), 1 + s["gate"].size());
 }
 
 TEST(Run, CmdProposerGetsThePromptAndItsAnswerIsEvaluated) {
@@ -82,7 +85,7 @@ TEST(Run, CmdProposerGetsThePromptAndItsAnswerIsEvaluated) {
     const std::string db = temp_path("cmd.db");
     const auto r = run_kevo(run_args({"run", "heat2d", "--backend", "opencl", "--proposer", "cmd", "--command", script,
                                       "--iterations", "2", "--db", db, "--out", temp_path("cmd-out"), "--json"}));
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(r.exit_code, run_exit_status(r.json())) << r.err;
     const auto rep = run_kevo({"report", r.json()["run_id"], "--db", db, "--json"}).json();
     ASSERT_EQ(rep["iterations"].size(), 3u);
     EXPECT_EQ(rep["iterations"][1]["status"], "evaluated");
@@ -118,7 +121,7 @@ TEST(Run, KilledRunResumesAndFinishes) {
     EXPECT_EQ(all["runs"][0]["status"], "interrupted");
 
     const auto resumed = run_kevo(run_args({"run", "--resume", run_id, "--db", db, "--json"}));
-    ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+    ASSERT_EQ(resumed.exit_code, run_exit_status(resumed.json())) << resumed.err;
     EXPECT_NE(resumed.err.find("resuming run " + run_id), std::string::npos) << resumed.err;
     EXPECT_EQ(resumed.json()["run_id"], run_id);
     const auto rep = run_kevo({"report", run_id, "--db", db, "--json"}).json();

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kevo_process.hpp"
+#include "run_support.hpp"
 #include "store/store.hpp"
 #include "task/registry.hpp"
 
@@ -100,7 +101,7 @@ TEST(RunLlm, EveryKindOfAnswerInOneRun) {
                              "--iterations", "7", "--retries", "1", "--retry-backoff", "0.05", "--request-timeout", "1",
                              "--price-in", "1", "--price-out", "2", "--warmup", "1", "--repeat", "3", "--db", db,
                              "--out", (dir / "out").string(), "--json"});
-    ASSERT_EQ(r.exit_code, 0) << r.err;
+    ASSERT_EQ(r.exit_code, kevo::test::run_exit_status(r.json())) << r.err;
     EXPECT_EQ(endpoint.requests(), 10u);
     const auto last = nlohmann::json::parse(endpoint.last_body(), nullptr, false);
     EXPECT_EQ(last["model"], "fake-model");

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "core/clock.hpp"
+#include "store/migrations.hpp"
 #include "store/store.hpp"
 
 namespace kevo {
@@ -401,6 +402,7 @@ TEST(StoreIterations, ReplacedOnSameNumberAndLoadedInOrder) {
                     {"score", nullptr},
                     {"sizes", json::array({{{"label", "64x64x10"}, {"correct", false}, {"error", 3.5}}})}};
     rerun.note = "BX=32 BY=8";
+    rerun.dropout = true;
     ASSERT_TRUE(store->add_iteration(rerun));
 
     auto its = store->load_iterations("r1");
@@ -432,6 +434,8 @@ TEST(StoreIterations, ReplacedOnSameNumberAndLoadedInOrder) {
     EXPECT_DOUBLE_EQ(b.seconds, 3.75);
     EXPECT_EQ(b.result, rerun.result);
     EXPECT_EQ(b.note, "BX=32 BY=8");
+    EXPECT_TRUE(b.dropout);
+    EXPECT_FALSE(a.dropout);
 
     const IterationRecord& c = (*its)[2];
     EXPECT_EQ(c.status, "no_code");
@@ -509,7 +513,85 @@ TEST(StoreHeldout, RoundTripSeedBeforeBestAndReplace) {
     EXPECT_DOUBLE_EQ(*(*rows)[1].fraction, 0.5);
 }
 
+TEST(StoreHeldout, GateFieldsRoundTrip) {
+    TempDir dir;
+    auto store = open_store(dir.file("kevo.db"));
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->create_run(make_run("r1")));
+    auto bad = store->add_candidate(make_candidate("r1", "7777777777777777"));
+    ASSERT_TRUE(bad);
+    HeldoutRecord h{"r1", "rejected-7", *bad, "incorrect", 0.0, 0.0, {{"verdict", "incorrect"}}};
+    h.iteration = 7;
+    h.passed = false;
+    h.reason = "heldout-incorrect";
+    h.speedup = 1.8;
+    h.speedup_spread = 0.04;
+    h.rounds = json::array({{{"verdict", "incorrect"}, {"seed_verdict", "ok"}, {"seed_seconds", {{"384", 0.01}}}}});
+    ASSERT_TRUE(store->add_heldout(h));
+    HeldoutRecord best{"r1", "best", *bad, "ok", 0.3, 0.001, json()};
+    ASSERT_TRUE(store->add_heldout(best));
+    auto rows = store->load_heldout("r1");
+    ASSERT_TRUE(rows) << rows.error().message;
+    ASSERT_EQ(rows->size(), 2u);
+    EXPECT_EQ((*rows)[0].role, "best");  // "best" first, other roles by name
+    EXPECT_TRUE((*rows)[0].passed);
+    EXPECT_FALSE((*rows)[0].iteration.has_value());
+    EXPECT_FALSE((*rows)[0].speedup.has_value());
+    const HeldoutRecord& r = (*rows)[1];
+    EXPECT_EQ(r.role, "rejected-7");
+    ASSERT_TRUE(r.iteration.has_value());
+    EXPECT_EQ(*r.iteration, 7);
+    EXPECT_FALSE(r.passed);
+    EXPECT_EQ(r.reason, "heldout-incorrect");
+    EXPECT_EQ(r.speedup, 1.8);
+    EXPECT_EQ(r.speedup_spread, 0.04);
+    EXPECT_FALSE(r.heldout_speedup.has_value());
+    EXPECT_EQ(r.rounds, h.rounds);
+}
+
 // ---- the file ----
+
+TEST(StoreFile, VersionOneDatabaseIsMigratedAndItsRowsStillRead) {
+    // A database as schema 1 left it: the columns of schema 2 dropped, version 1, rows written then.
+    TempDir dir;
+    const std::string path = dir.file("kevo.db");
+    {
+        auto store = open_store(path);
+        ASSERT_TRUE(store);
+        ASSERT_TRUE(store->create_run(make_run("r1")));
+        auto cand = store->add_candidate(make_candidate("r1", "8888888888888888"));
+        ASSERT_TRUE(cand);
+    }
+    ASSERT_TRUE(raw_exec(path,
+                         "ALTER TABLE iterations DROP COLUMN dropout; ALTER TABLE heldout DROP COLUMN iteration; "
+                         "ALTER TABLE heldout DROP COLUMN passed; ALTER TABLE heldout DROP COLUMN reason; "
+                         "ALTER TABLE heldout DROP COLUMN speedup; ALTER TABLE heldout DROP COLUMN speedup_spread; "
+                         "ALTER TABLE heldout DROP COLUMN heldout_speedup; "
+                         "ALTER TABLE heldout DROP COLUMN heldout_speedup_spread; ALTER TABLE heldout DROP COLUMN rounds; "
+                         "PRAGMA user_version = 1;"
+                         "INSERT INTO iterations (run_id, iteration, candidate_id, status, verdict, score, diagnostics, "
+                         "accepted, prompt, answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note) "
+                         "VALUES ('r1', 0, 1, 'evaluated', 'ok', 0.5, '', 1, '', '', 0, 0, 0, 1.5, NULL, 'seed');"
+                         "INSERT INTO heldout (run_id, role, candidate_id, verdict, fraction, seconds, result) "
+                         "VALUES ('r1', 'best', 1, 'ok', 0.4, 0.002, NULL);"));
+    ASSERT_EQ(raw_query(path, "PRAGMA user_version"), "1");
+    auto store = open_store(path);
+    ASSERT_TRUE(store);
+    EXPECT_EQ(raw_query(path, "PRAGMA user_version"), std::to_string(latest_schema_version()));
+    auto its = store->load_iterations("r1");
+    ASSERT_TRUE(its) << its.error().message;
+    ASSERT_EQ(its->size(), 1u);
+    EXPECT_FALSE((*its)[0].dropout);
+    EXPECT_EQ((*its)[0].note, "seed");
+    auto rows = store->load_heldout("r1");
+    ASSERT_TRUE(rows) << rows.error().message;
+    ASSERT_EQ(rows->size(), 1u);
+    EXPECT_TRUE((*rows)[0].passed);
+    EXPECT_TRUE((*rows)[0].reason.empty());
+    EXPECT_FALSE((*rows)[0].iteration.has_value());
+    EXPECT_EQ((*rows)[0].fraction, 0.4);
+}
+
 
 TEST(StoreFile, ReopeningSeesEverythingInWalMode) {
     TempDir dir;
@@ -526,7 +608,7 @@ TEST(StoreFile, ReopeningSeesEverythingInWalMode) {
         ASSERT_TRUE(store->add_iteration(it));
         ASSERT_TRUE(store->add_heldout({"r1", "seed", *cand, "ok", 1.0, 0.5, json::object()}));
         EXPECT_EQ(raw_query(path, "PRAGMA journal_mode"), "wal");
-        EXPECT_EQ(raw_query(path, "PRAGMA user_version"), "1");
+        EXPECT_EQ(raw_query(path, "PRAGMA user_version"), std::to_string(latest_schema_version()));
     }
     auto store = open_store(path);
     ASSERT_TRUE(store);

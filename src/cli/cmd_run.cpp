@@ -24,7 +24,7 @@ struct RunCliOptions {
     DeviceOptions device;
     std::string task, profile, proposer = "tune", strategy = "one-plus-one", model, base_url, command, replay_dir,
                 resume, db = "kevo.db", roofline = "static", output_dir = "kevo-runs";
-    int iterations = 20, warmup = 3, repeat = 10, stagnation = 6, max_tokens = 8192, retries = 4;
+    int iterations = 20, warmup = 3, repeat = 10, stagnation = 6, gate_rounds = 3, max_tokens = 8192, retries = 4;
     double max_cost = 0, max_wall = 0, timeout = 60, temperature = 0.7, request_timeout = 300, command_timeout = 600,
            price_in = 0, price_out = 0, retry_backoff = 1.0;
     uint64_t seed = 0;
@@ -83,6 +83,60 @@ Expected<std::unique_ptr<Proposer>> make_proposer(const RunCliOptions& o) {
     return make_error(fmt::format("unknown proposer '{}'; expected tune, llm, cmd or replay", o.proposer));
 }
 
+// improved and no_gain succeed; a best that failed the gate is 1, so that scripts notice.
+int exit_status(RunOutcome outcome) { return outcome == RunOutcome::best_failed_gate ? kExitRejected : kExitOk; }
+
+std::string num(const std::optional<double>& v, const char* format) {
+    return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
+}
+
+std::string with_spread(const std::optional<double>& speedup, const std::optional<double>& spread) {
+    if (!speedup) return "-";
+    return spread ? fmt::format("{:.3f}x (spread {:.1f}%)", *speedup, 100 * *spread) : fmt::format("{:.3f}x", *speedup);
+}
+
+std::string iteration_name(int iteration) {
+    return iteration == 0 ? std::string("the seed") : fmt::format("iteration {}", iteration);
+}
+
+std::string outcome_text(const RunSummary& s) {
+    switch (s.outcome) {
+        case RunOutcome::improved: return fmt::format("improved: {} passed the gate", iteration_name(s.recommended));
+        case RunOutcome::no_gain: return "no_gain: nothing beat the seed";
+        case RunOutcome::best_failed_gate:
+            return fmt::format("best_failed_gate: the search's best ({}) failed the gate; handed out {}",
+                               s.rejected ? iteration_name(s.rejected->iteration) : "-", iteration_name(s.recommended));
+    }
+    return {};
+}
+
+std::string summary_text(const RunSummary& s, const std::string& db) {
+    std::string out = fmt::format(
+        "\nrun {} ({}; stopped: {})\n"
+        "  outcome               {}\n"
+        "  seed score            {}\n"
+        "  best score            {}   ({})\n"
+        "  speed-up (in-dist.)   {}   (seed time / best time, side by side)\n"
+        "  held-out fraction     {}   (seed: {}; best verdict there: {})\n"
+        "  held-out speed-up     {}\n"
+        "  best kernel           {}\n",
+        s.run_id, s.task, s.stop_reason, outcome_text(s), num(s.seed_score, "{:.4f}"), num(s.best_score, "{:.4f}"),
+        iteration_name(s.recommended), with_spread(s.speedup, s.speedup_spread), num(s.heldout_fraction, "{:.4f}"),
+        num(s.heldout_seed_fraction, "{:.4f}"), s.heldout_best_verdict,
+        with_spread(s.heldout_speedup, s.heldout_speedup_spread), s.best_path);
+    if (s.rejected) out += fmt::format("  rejected kernel       {}   ({})\n", s.rejected->path, s.rejected->reason);
+    return out + fmt::format("  report                kevo report {} --db {}", s.run_id, db);
+}
+
+std::string failed_gate_warning(const RunSummary& s) {
+    const std::string what = s.rejected ? fmt::format("{} ({}): {}", iteration_name(s.rejected->iteration),
+                                                      s.rejected->reason, s.rejected->detail)
+                                        : std::string("-");
+    return fmt::format("\nWARNING: the search's best kernel FAILED the gate: {}\n"
+                       "WARNING: {} is {}'s kernel, which passed; the failing one is kept as {}",
+                       what, s.best_path, iteration_name(s.recommended), s.rejected ? s.rejected->path : "-");
+}
+
 int run(RunCliOptions& o) {
     auto store = Store::open(o.db);
     if (!store) return fail(store.error().message);
@@ -90,7 +144,9 @@ int run(RunCliOptions& o) {
     if (!o.resume.empty()) {
         auto record = (*store)->load_run(o.resume);
         if (!record) return fail(record.error().message);
-        options = run_options_from_json(record->settings);
+        auto stored = run_options_from_json(record->settings);
+        if (!stored) return fail(fmt::format("run {}: {}", o.resume, stored.error().message));
+        options = std::move(*stored);
         // The proposer's own settings (endpoint, command, ...) come from the stored command line.
         const auto& s = options.settings;
         o.proposer = options.proposer;
@@ -109,6 +165,7 @@ int run(RunCliOptions& o) {
         options.max_wall_s = o.max_wall;
         options.max_cost_usd = o.max_cost;
         options.stagnation_window = o.stagnation;
+        options.gate_rounds = o.gate_rounds;
         options.warmup = o.warmup;
         options.repeat = o.repeat;
         options.timeout_s = o.timeout;
@@ -134,30 +191,16 @@ int run(RunCliOptions& o) {
     SearchLoop loop(evaluator, **store, **proposer, [&](const std::string& line) { say(o.json, line); });
     auto summary = o.resume.empty() ? loop.start(options) : loop.resume(o.resume);
     if (!summary) return fail(summary.error().message);
-    if (o.json) {
-        print_json(summary->to_json());
-        return kExitOk;
-    }
-    const auto& s = *summary;
-    auto num = [](const std::optional<double>& v, const char* f) { return v ? fmt::format(fmt::runtime(f), *v) : std::string("-"); };
-    say(false, fmt::format("\nrun {} ({}; stopped: {})\n"
-                           "  seed score            {}\n"
-                           "  best score            {}\n"
-                           "  speed-up (in-dist.)   {}   (seed time / best time, side by side)\n"
-                           "  held-out fraction     {}   (seed: {}; best verdict there: {})\n"
-                           "  held-out speed-up     {}\n"
-                           "  best kernel           {}\n"
-                           "  report                kevo report {} --db {}",
-                           s.run_id, s.task, s.stop_reason, num(s.seed_score, "{:.4f}"), num(s.best_score, "{:.4f}"),
-                           num(s.speedup, "{:.3f}x"), num(s.heldout_fraction, "{:.4f}"), num(s.heldout_seed_fraction, "{:.4f}"),
-                           s.best_verdict_heldout, num(s.heldout_speedup, "{:.3f}x"), s.best_path, s.run_id, o.db));
-    return kExitOk;
+    if (o.json) print_json(*summary);
+    else say(false, summary_text(*summary, o.db));
+    if (summary->outcome == RunOutcome::best_failed_gate) say(o.json, failed_gate_warning(*summary));
+    return exit_status(summary->outcome);
 }
 
 }  // namespace
 
 void setup_run(CLI::App& app, int& exit_code) {
-    auto* cmd = app.add_subcommand("run", "search for a faster kernel; ends with the held-out gate");
+    auto* cmd = app.add_subcommand("run", "search for a faster kernel; ends with the held-out gate (exit 1: the best failed it)");
     auto o = std::make_shared<RunCliOptions>();
     cmd->add_option("TASK", o->task, "task name (see `kevo tasks`)");
     add_device_options(*cmd, o->device);
@@ -183,6 +226,8 @@ void setup_run(CLI::App& app, int& exit_code) {
     cmd->add_option("--max-cost", o->max_cost, "stop once this many USD are spent (llm)");
     cmd->add_option("--max-wall", o->max_wall, "stop after this many seconds");
     cmd->add_option("--stagnation", o->stagnation, "iterations without improvement before optimisation dropout (default 6)");
+    cmd->add_option("--gate-rounds", o->gate_rounds, "interleaved rounds per kernel the gate examines (default 3)")
+        ->check(CLI::Range(1, 99));
     cmd->add_option("--warmup", o->warmup, "untimed runs per size (default 3)");
     cmd->add_option("--repeat", o->repeat, "timed runs per size (default 10)");
     cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds (default 60)");

@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "core/json.hpp"
+
 namespace kevo {
 
 namespace {
@@ -18,6 +20,24 @@ nlohmann::json run_json(const RunRecord& r) {
             {"updated_at", r.updated_at}, {"iterations_done", r.iterations_done}, {"seed_score", opt(r.seed_score)},
             {"best_score", opt(r.best_score)}, {"best_candidate_id", opt(r.best_candidate_id)}, {"settings", r.settings},
             {"summary", r.summary}};
+}
+
+// The gate's table: one row per kernel it examined (the seed's side, the one handed out, the rejected).
+std::string render_gate_text(const nlohmann::json& rows) {
+    std::string out = fmt::format("\ngate\n{:<14} {:>5}  {:<14} {:<6} {:>18} {:>18} {:>9}  {}\n", "role", "iter", "verdict",
+                                  "passed", "speed-up", "held-out speed-up", "Phi", "reason");
+    auto speed = [](const nlohmann::json& v, const nlohmann::json& spread) {
+        if (!v.is_number()) return std::string("-");
+        return spread.is_number() ? fmt::format("{:.3f}x ±{:.1f}%", v.get<double>(), 100 * spread.get<double>())
+                                  : fmt::format("{:.3f}x", v.get<double>());
+    };
+    for (const auto& h : rows)
+        out += fmt::format("{:<14} {:>5}  {:<14} {:<6} {:>18} {:>18} {:>9}  {}\n", h["role"].get<std::string>(),
+                           h["iteration"].is_number() ? std::to_string(h["iteration"].get<int>()) : "-",
+                           h["verdict"].get<std::string>(), h["passed"].get<bool>() ? "yes" : "NO",
+                           speed(h["speedup"], h["speedup_spread"]), speed(h["heldout_speedup"], h["heldout_speedup_spread"]),
+                           num(h["fraction"]), h["reason"].get<std::string>());
+    return out;
 }
 }  // namespace
 
@@ -43,7 +63,7 @@ Expected<nlohmann::json> run_report_json(Store& store, const std::string& run_id
                                      {"score", opt(it.score)}, {"diagnostics", it.diagnostics}, {"accepted", it.accepted},
                                      {"candidate_id", opt(it.candidate_id)}, {"note", it.note}, {"seconds", it.seconds},
                                      {"prompt_tokens", it.prompt_tokens}, {"completion_tokens", it.completion_tokens},
-                                     {"cost_usd", it.cost_usd}, {"result", it.result}});
+                                     {"cost_usd", it.cost_usd}, {"dropout", it.dropout}, {"result", it.result}});
     }
     doc["tokens"] = tokens;
     doc["cost_usd"] = cost;
@@ -51,8 +71,11 @@ Expected<nlohmann::json> run_report_json(Store& store, const std::string& run_id
     if (!heldout) return heldout.error();
     doc["heldout"] = nlohmann::json::array();
     for (const auto& h : *heldout)
-        doc["heldout"].push_back({{"role", h.role}, {"candidate_id", h.candidate_id}, {"verdict", h.verdict},
-                                  {"fraction", opt(h.fraction)}, {"seconds", h.seconds}});
+        doc["heldout"].push_back({{"role", h.role}, {"candidate_id", h.candidate_id}, {"iteration", h.iteration},
+                                  {"verdict", h.verdict}, {"fraction", opt(h.fraction)}, {"seconds", h.seconds},
+                                  {"passed", h.passed}, {"reason", h.reason}, {"speedup", opt(h.speedup)},
+                                  {"speedup_spread", opt(h.speedup_spread)}, {"heldout_speedup", opt(h.heldout_speedup)},
+                                  {"heldout_speedup_spread", opt(h.heldout_speedup_spread)}, {"rounds", h.rounds}});
     return doc;
 }
 
@@ -80,12 +103,19 @@ std::string render_run_text(const nlohmann::json& d) {
                            it["verdict"].is_string() ? it["verdict"].get<std::string>() : "-", num(it["score"]),
                            it["accepted"].get<bool>() ? "*" : "", note);
     }
+    if (!d["heldout"].empty()) out += render_gate_text(d["heldout"]);
     const auto& s = d["summary"];
-    if (s.is_object() && !s.empty())
-        out += fmt::format("\nseed {}  best {}  speed-up {}  held-out fraction {} (seed {})  held-out speed-up {}\nbest kernel: {}\n",
+    if (s.is_object() && !s.empty()) {
+        out += fmt::format("\noutcome {}{}\n", s.value("outcome", "-"),
+                           s.contains("recommended") ? fmt::format(" (handed out: iteration {})", s["recommended"].get<int>()) : "");
+        out += fmt::format("seed {}  best {}  speed-up {}  held-out fraction {} (seed {})  held-out speed-up {}\nbest kernel: {}\n",
                            num(s["seed_score"]), num(s["best_score"]), num(s["speedup"], "{:.3f}x"),
                            num(s["heldout_fraction"]), num(s["heldout_seed_fraction"]), num(s["heldout_speedup"], "{:.3f}x"),
                            s.value("best_path", ""));
+        if (s.contains("rejected") && s["rejected"].is_object())
+            out += fmt::format("rejected kernel: {} ({}: {})\n", s["rejected"].value("path", ""),
+                               s["rejected"].value("reason", ""), s["rejected"].value("detail", ""));
+    }
     if (d["tokens"].get<int>() > 0) out += fmt::format("tokens {}, cost ${:.4f}\n", d["tokens"].get<int>(), d["cost_usd"].get<double>());
     return out;
 }

@@ -3,11 +3,10 @@
 
 #include <unistd.h>
 
+#include <cassert>
 #include <chrono>
-#include <cmath>
-#include <deque>
 #include <filesystem>
-#include <set>
+#include <system_error>
 
 #include <fmt/format.h>
 
@@ -15,9 +14,9 @@
 #include "core/files.hpp"
 #include "core/hash.hpp"
 #include "core/rng.hpp"
-#include "core/stats.hpp"
 #include "search/knob_defaults.hpp"
 #include "search/promotion.hpp"
+#include "search/search_state.hpp"
 #include "task/registry.hpp"
 
 namespace kevo {
@@ -25,8 +24,6 @@ namespace kevo {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-nlohmann::json opt_json(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 
 std::string candidate_hash(const std::string& source, const std::map<std::string, std::string>& defines) {
     std::string text = source;
@@ -46,55 +43,390 @@ std::string new_run_id() {
 
 std::string score_text(const std::optional<double>& s) { return s ? fmt::format("{:.4f}", *s) : std::string("-"); }
 
-// Per-size median seconds over several side-by-side evaluations.
-struct SideBySide {
-    std::map<std::string, std::vector<double>> seconds;  // by size label
-    std::map<std::string, bool> heldout;
-    std::vector<EvalResult> results;
-    bool all_ok = true;
-    std::string failure;
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// The transcript part of an iteration's record.
+IterationRecord transcript(const std::string& run_id, int iteration, const Proposal& proposal) {
+    IterationRecord rec;
+    rec.run_id = run_id;
+    rec.iteration = iteration;
+    rec.prompt = proposal.prompt;
+    rec.answer = proposal.answer;
+    rec.prompt_tokens = proposal.prompt_tokens;
+    rec.completion_tokens = proposal.completion_tokens;
+    rec.cost_usd = proposal.cost_usd;
+    rec.note = proposal.note;
+    return rec;
+}
+
+// What the gate found about one kernel, as a row of the held-out table.
+HeldoutRecord heldout_row(const std::string& run_id, const std::string& role, const GateExamination& e) {
+    HeldoutRecord h;
+    h.run_id = run_id;
+    h.role = role;
+    h.candidate_id = e.candidate_id;
+    h.iteration = e.iteration;
+    h.verdict = verdict_name(e.verdict);
+    h.fraction = e.heldout_fraction;
+    h.seconds = e.heldout_seconds;
+    h.passed = e.passed;
+    h.reason = e.reason;
+    h.speedup = e.speedup;
+    h.speedup_spread = e.speedup_spread;
+    h.heldout_speedup = e.heldout_speedup;
+    h.heldout_speedup_spread = e.heldout_speedup_spread;
+    h.rounds = e.rounds;
+    h.result = to_json(e.result);
+    return h;
+}
+
+// The seed's side of the examination that handed a kernel out.
+HeldoutRecord seed_row(const std::string& run_id, int64_t seed_id, const GateExamination& e) {
+    HeldoutRecord h = heldout_row(run_id, "seed", e);
+    h.candidate_id = seed_id;
+    h.iteration = 0;
+    h.verdict = verdict_name(e.seed_result.verdict);
+    h.fraction = e.seed_heldout_fraction;
+    h.seconds = e.seed_heldout_seconds;
+    h.passed = true;
+    h.reason.clear();
+    h.speedup = h.heldout_speedup = 1.0;
+    h.speedup_spread = h.heldout_speedup_spread = 0.0;
+    h.result = to_json(e.seed_result);
+    return h;
+}
+
+// One run, from the store's state (nothing, for a new run) to its summary.
+class RunDriver {
+public:
+    RunDriver(Evaluator& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress,
+              RunRecord run, const RunOptions& options, const Task& task, DeviceInfo device)
+        : evaluator_(evaluator), store_(store), proposer_(proposer), progress_(std::move(progress)), run_(std::move(run)),
+          options_(options), task_(task), device_(std::move(device)),
+          language_(options.backend == "cuda" ? Language::cuda : Language::opencl), suffix_(language_suffix(language_)),
+          state_(options.history, options.stagnation_window) {}
+
+    Expected<RunSummary> drive() {
+        if (auto r = replay_stored(); !r) return r.error();
+        if (!state_.started()) {
+            if (auto r = evaluate_seed(); !r) return r.error();
+        }
+        if (auto c = load_cached_calibration(device_)) ceilings_ = *c;
+        else if (auto d = datasheet_calibration(device_)) ceilings_ = *d;
+        stop_reason_ = fmt::format("{} iterations", options_.iterations);
+        for (int it = state_.last_iteration() + 1; it <= options_.iterations; ++it) {
+            if (auto spent = budget_spent()) {
+                stop_reason_ = *spent;
+                break;
+            }
+            auto more = iterate(it);
+            if (!more) return more.error();
+            if (!*more) break;
+        }
+        return finish();
+    }
+
+private:
+    Evaluator& evaluator_;
+    Store& store_;
+    Proposer& proposer_;
+    std::function<void(const std::string&)> progress_;
+    RunRecord run_;
+    const RunOptions& options_;
+    const Task& task_;
+    DeviceInfo device_;
+    Language language_;
+    std::string suffix_;
+    SearchState state_;
+    Calibration ceilings_;
+    std::string stop_reason_;
+
+    void say(const std::string& line) const {
+        if (progress_) progress_(line);
+    }
+
+    Expected<EvalResult> evaluate(const Attempt& a, SizeSelection sizes) {
+        EvalRequest r;
+        r.task = options_.task;
+        r.profile = options_.profile;
+        r.source = a.source;
+        r.defines = a.defines;
+        r.sizes = sizes;
+        r.warmup = options_.warmup;
+        r.repeat = options_.repeat;
+        r.timeout_s = options_.timeout_s;
+        r.roofline = options_.roofline;
+        r.seed = options_.seed & 0xFFFFFFFFull;
+        return evaluator_.evaluate(r);
+    }
+
+    // The one way an iteration changes the state, live and on --resume.
+    void absorb(const IterationRecord& rec, const std::optional<StoredAttempt>& evaluated) {
+        state_.apply(rec, evaluated);
+        if (evaluated) proposer_.observe(evaluated->attempt);
+    }
+
+    Expected<void> record(const IterationRecord& rec, const std::optional<StoredAttempt>& evaluated) {
+        if (auto r = store_.add_iteration(rec); !r) return r;
+        absorb(rec, evaluated);
+        if (rec.accepted) {
+            run_.best_score = rec.score;
+            run_.best_candidate_id = rec.candidate_id;
+        }
+        run_.iterations_done = rec.iteration;
+        return store_.update_run(run_);
+    }
+
+    Expected<void> replay_stored() {
+        auto recorded = store_.load_iterations(run_.run_id);
+        if (!recorded) return recorded.error();
+        for (const auto& rec : *recorded) {
+            std::optional<StoredAttempt> evaluated;
+            if (rec.status == "evaluated" && rec.candidate_id) {
+                auto candidate = store_.load_candidate(*rec.candidate_id);
+                if (!candidate) return candidate.error();
+                auto result = eval_result_from_json(rec.result);
+                if (!result) return result.error();
+                evaluated = StoredAttempt{candidate->id, candidate->hash,
+                                          Attempt{rec.iteration, candidate->source, candidate->defines, *result}};
+            }
+            absorb(rec, evaluated);
+        }
+        if (state_.started())
+            say(fmt::format("resuming run {} after iteration {} (best {})", run_.run_id, state_.last_iteration(),
+                            score_text(state_.incumbent().attempt.result.score)));
+        proposer_.skip(state_.proposals());
+        return {};
+    }
+
+    // Iteration 0: the seed, which must be correct.
+    Expected<void> evaluate_seed() {
+        const std::string source(task_file(options_.task, "seed." + suffix_));
+        say(fmt::format("run {}: {} with proposer {} on {} ({}), profile {}", run_.run_id, options_.task,
+                        options_.proposer, device_.name, options_.backend, options_.profile));
+        const auto t0 = Clock::now();
+        auto result = evaluate(Attempt{0, source, {}, {}}, SizeSelection::in);
+        if (!result) return result.error();
+        if (result->verdict != Verdict::ok)
+            return make_error(fmt::format("the seed of {} failed ({}): {}", options_.task, verdict_name(result->verdict),
+                                          result->diagnostics));
+        const std::string hash = candidate_hash(source, result->defines);
+        auto id = store_.add_candidate({0, run_.run_id, hash, std::nullopt, "seed", source, result->defines});
+        if (!id) return id.error();
+        IterationRecord rec;
+        rec.run_id = run_.run_id;
+        rec.iteration = 0;
+        rec.candidate_id = *id;
+        rec.status = "evaluated";
+        rec.verdict = "ok";
+        rec.score = result->score;
+        rec.diagnostics = result->diagnostics;
+        rec.accepted = true;
+        rec.note = "seed";
+        rec.result = to_json(*result);
+        rec.seconds = seconds_since(t0);
+        run_.seed_score = result->score;
+        if (auto r = record(rec, StoredAttempt{*id, hash, Attempt{0, source, result->defines, *result}}); !r) return r;
+        say(fmt::format("[{:>3}/{}] seed: score {}", 0, options_.iterations, score_text(result->score)));
+        return {};
+    }
+
+    // The reason to stop before the next iteration, if a budget is spent.
+    std::optional<std::string> budget_spent() const {
+        if (options_.max_wall_s > 0 && state_.seconds() >= options_.max_wall_s)
+            return fmt::format("wall-time limit ({:.0f} s)", options_.max_wall_s);
+        if (options_.max_cost_usd > 0 && state_.cost_usd() >= options_.max_cost_usd)
+            return fmt::format("cost cap (${:.2f} spent of ${:.2f})", state_.cost_usd(), options_.max_cost_usd);
+        return std::nullopt;
+    }
+
+    ProposalContext context(int it, bool dropout) const {
+        ProposalContext ctx;
+        ctx.spec = &task_.spec();
+        ctx.language = language_;
+        ctx.brief = std::string(task_file(options_.task, "brief.md"));
+        ctx.device = device_;
+        ctx.ceilings = ceilings_;
+        ctx.profile = options_.profile;
+        ctx.iteration = it;
+        ctx.previous = state_.previous();
+        ctx.incumbent = state_.incumbent().attempt;
+        ctx.seed = options_.seed;
+        // Optimisation dropout: the history withheld, a different approach asked for; the incumbent stays.
+        ctx.fresh_approach = dropout;
+        if (!dropout) ctx.history.assign(state_.history().begin(), state_.history().end());
+        return ctx;
+    }
+
+    // One proposal, recorded. False when the proposer has nothing left (stop_reason_ says so).
+    Expected<bool> iterate(int it) {
+        const bool dropout = state_.dropout_due();
+        if (dropout)
+            say(fmt::format("[{:>3}/{}] no improvement for {} iterations: history dropped, asking for a different approach",
+                            it, options_.iterations, options_.stagnation_window));
+        const auto t0 = Clock::now();
+        const Proposal proposal = proposer_.propose(context(it, dropout));
+        if (proposal.status == Proposal::Status::exhausted) {
+            stop_reason_ = "proposer exhausted: " + proposal.note;
+            return false;
+        }
+        IterationRecord rec = transcript(run_.run_id, it, proposal);
+        rec.dropout = dropout;
+        std::optional<StoredAttempt> evaluated;
+        std::string line;
+        if (proposal.status != Proposal::Status::ok) {
+            rec.status = proposal.status == Proposal::Status::no_code ? "no_code" : "proposer_error";
+            rec.diagnostics = proposal.note;
+            line = fmt::format("{}: {}", rec.status, proposal.note);
+        } else {
+            auto judged = try_candidate(it, proposal, rec, evaluated);
+            if (!judged) return judged.error();
+            line = std::move(*judged);
+        }
+        rec.seconds = seconds_since(t0);
+        if (auto r = record(rec, evaluated); !r) return r.error();
+        say(fmt::format("[{:>3}/{}] {}{}  best {}", it, options_.iterations,
+                        proposal.note.empty() ? "" : proposal.note.substr(0, 60) + ": ", line,
+                        score_text(state_.incumbent().attempt.result.score)));
+        return true;
+    }
+
+    // Stores the candidate, evaluates it unless it is a duplicate, and judges it against the
+    // incumbent; fills `rec` and `evaluated`. Returns the progress text.
+    Expected<std::string> try_candidate(int it, const Proposal& proposal, IterationRecord& rec,
+                                        std::optional<StoredAttempt>& evaluated) {
+        const std::string hash = candidate_hash(proposal.source, proposal.defines);
+        auto id = store_.add_candidate({0, run_.run_id, hash, state_.incumbent().candidate_id, options_.proposer,
+                                        proposal.source, proposal.defines});
+        if (!id) return id.error();
+        rec.candidate_id = *id;
+        if (state_.seen(hash)) {
+            rec.status = "duplicate";
+            rec.diagnostics = "the same source and knob values were evaluated earlier in this run";
+            return std::string("duplicate of an earlier candidate (not re-evaluated)");
+        }
+        Attempt attempt{it, proposal.source, proposal.defines, {}};
+        auto result = evaluate(attempt, SizeSelection::in);
+        if (!result)
+            return make_error(fmt::format("iteration {}: {} (run {} can be resumed)", it, result.error().message, run_.run_id));
+        attempt.result = std::move(*result);
+        auto decision = decide_promotion(attempt, state_.incumbent().attempt,
+                                         [&](const Attempt& a) { return evaluate(a, SizeSelection::in); });
+        if (!decision)
+            return make_error(fmt::format("iteration {}: {} (run {} can be resumed)", it, decision.error().message, run_.run_id));
+        const EvalResult& r = attempt.result;
+        rec.status = "evaluated";
+        rec.verdict = verdict_name(r.verdict);
+        rec.score = r.score;
+        rec.diagnostics = r.diagnostics;
+        rec.result = to_json(r);
+        rec.accepted = decision->decision == Promotion::accept;
+        rec.note = proposal.note.empty() ? decision->why : proposal.note + "; " + decision->why;
+        std::string line = fmt::format("{} score {}{}", rec.verdict, score_text(r.score),
+                                       rec.accepted ? " ACCEPTED (" + decision->why + ")"
+                                                    : (r.verdict == Verdict::ok ? " (" + decision->why + ")" : ""));
+        if (r.verdict != Verdict::ok) line += ": " + r.diagnostics.substr(0, 160);
+        evaluated = StoredAttempt{*id, hash, std::move(attempt)};
+        return line;
+    }
+
+    const StoredAttempt& incumbent_with_id(int64_t candidate_id) const {
+        for (const auto& a : state_.incumbents())
+            if (a.candidate_id == candidate_id) return a;
+        assert(false && "the gate hands out one of the incumbents");
+        return state_.seed();
+    }
+
+    // The gate, the kernel files, the held-out rows and the summary.
+    Expected<RunSummary> finish() {
+        say(fmt::format("gate: the best side by side with the seed, {} interleaved rounds on all {} sizes, held-out included",
+                        options_.gate_rounds, options_.profile));
+        const std::vector<StoredAttempt> preference(state_.incumbents().rbegin(), state_.incumbents().rend());
+        auto report = run_gate(state_.seed(), preference,
+                               [&](const Attempt& a) { return evaluate(a, SizeSelection::all); },
+                               GateOptions{options_.gate_rounds, progress_});
+        if (!report) return report.error();
+        RunSummary summary = summarize(*report);
+        if (auto w = write_kernels(*report, summary); !w) return w.error();
+        if (auto s = store_gate(*report); !s) return s.error();
+        run_.status = "finished";
+        run_.best_score = summary.best_score;
+        run_.best_candidate_id = report->recommended().candidate_id;
+        run_.summary = summary;
+        if (auto r = store_.update_run(run_); !r) return r.error();
+        return summary;
+    }
+
+    RunSummary summarize(const GateReport& report) const {
+        const GateExamination& handed = report.recommended();
+        RunSummary s;
+        s.run_id = run_.run_id;
+        s.task = options_.task;
+        s.proposer = options_.proposer;
+        s.stop_reason = stop_reason_;
+        s.outcome = report.outcome;
+        s.recommended = handed.iteration;
+        s.iterations = run_.iterations_done;
+        s.seed_score = state_.seed().attempt.result.score;
+        s.best_score = incumbent_with_id(handed.candidate_id).attempt.result.score;
+        s.speedup = handed.speedup;
+        s.speedup_spread = handed.speedup_spread;
+        s.heldout_fraction = handed.heldout_fraction;
+        s.heldout_seed_fraction = handed.seed_heldout_fraction;
+        s.heldout_speedup = handed.heldout_speedup;
+        s.heldout_speedup_spread = handed.heldout_speedup_spread;
+        s.heldout_best_verdict = verdict_name(handed.verdict);
+        s.gate = report.examined;
+        s.cost_usd = state_.cost_usd();
+        return s;
+    }
+
+    // best.<suffix>: the kernel handed out, with its tuned knob values as defaults; beside it the
+    // search's best when it failed, under a name that says why.
+    Expected<void> write_kernels(const GateReport& report, RunSummary& summary) const {
+        namespace fs = std::filesystem;
+        const fs::path dir = fs::path(options_.output_dir.empty() ? "kevo-runs" : options_.output_dir) / run_.run_id;
+        std::error_code ec;
+        for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+            if (it->path().filename().string().rfind("rejected-", 0) == 0) fs::remove(it->path(), ec);  // an earlier, interrupted gate's
+        auto write = [&](const GateExamination& e, const std::string& name) -> Expected<std::string> {
+            const Attempt& a = incumbent_with_id(e.candidate_id).attempt;
+            const std::string path = (dir / (name + "." + suffix_)).string();
+            if (auto w = write_file_atomic(path, apply_knob_defaults(a.source, a.result.defines)); !w) return w.error();
+            return path;
+        };
+        auto best = write(report.recommended(), "best");
+        if (!best) return best.error();
+        summary.best_path = *best;
+        if (const GateExamination* bad = report.rejected()) {
+            auto path = write(*bad, "rejected-" + bad->reason);
+            if (!path) return path.error();
+            summary.rejected = RejectedKernel{bad->iteration, bad->candidate_id, *path, bad->reason, bad->detail};
+        }
+        return {};
+    }
+
+    Expected<void> store_gate(const GateReport& report) {
+        const GateExamination& handed = report.recommended();
+        std::vector<HeldoutRecord> rows = {seed_row(run_.run_id, state_.seed().candidate_id, handed),
+                                           heldout_row(run_.run_id, "best", handed)};
+        for (const auto& e : report.examined)
+            if (&e != &handed) rows.push_back(heldout_row(run_.run_id, fmt::format("rejected-{}", e.iteration), e));
+        for (const auto& h : rows)
+            if (auto r = store_.add_heldout(h); !r) return r;
+        return {};
+    }
 };
 
 }  // namespace
 
-nlohmann::json RunSummary::to_json() const {
-    return {{"run_id", run_id}, {"task", task}, {"proposer", proposer}, {"iterations", iterations},
-            {"seed_score", opt_json(seed_score)}, {"best_score", opt_json(best_score)}, {"speedup", opt_json(speedup)},
-            {"heldout_fraction", opt_json(heldout_fraction)}, {"heldout_seed_fraction", opt_json(heldout_seed_fraction)},
-            {"heldout_speedup", opt_json(heldout_speedup)}, {"heldout_best_verdict", best_verdict_heldout},
-            {"best_path", best_path}, {"stop_reason", stop_reason}, {"cost_usd", cost_usd}};
-}
 
-nlohmann::json to_json(const RunOptions& o) {
-    return {{"task", o.task}, {"backend", o.backend}, {"device", o.device}, {"profile", o.profile},
-            {"proposer", o.proposer}, {"strategy", o.strategy}, {"iterations", o.iterations},
-            {"max_wall_s", o.max_wall_s}, {"max_cost_usd", o.max_cost_usd}, {"stagnation_window", o.stagnation_window},
-            {"history", o.history}, {"warmup", o.warmup}, {"repeat", o.repeat}, {"timeout_s", o.timeout_s},
-            {"roofline", o.roofline == RooflineMode::static_peak ? "static" : "workload"}, {"seed", o.seed},
-            {"output_dir", o.output_dir}, {"settings", o.settings}};
-}
-
-RunOptions run_options_from_json(const nlohmann::json& j) {
-    RunOptions o;
-    o.task = j.value("task", "");
-    o.backend = j.value("backend", "");
-    o.device = j.value("device", 0);
-    o.profile = j.value("profile", "");
-    o.proposer = j.value("proposer", "");
-    o.strategy = j.value("strategy", "one-plus-one");
-    o.iterations = j.value("iterations", 20);
-    o.max_wall_s = j.value("max_wall_s", 0.0);
-    o.max_cost_usd = j.value("max_cost_usd", 0.0);
-    o.stagnation_window = j.value("stagnation_window", 6);
-    o.history = j.value("history", 4);
-    o.warmup = j.value("warmup", 3);
-    o.repeat = j.value("repeat", 10);
-    o.timeout_s = j.value("timeout_s", 60.0);
-    o.roofline = j.value("roofline", "static") == "workload" ? RooflineMode::workload : RooflineMode::static_peak;
-    o.seed = j.value("seed", uint64_t{0});
-    o.output_dir = j.value("output_dir", "");
-    o.settings = j.value("settings", nlohmann::json::object());
-    return o;
+Expected<RunOptions> run_options_from_json(const nlohmann::json& j) {
+    try {
+        return j.get<RunOptions>();
+    } catch (const nlohmann::json::exception& e) {
+        return make_error(fmt::format("malformed run settings: {}", e.what()));
+    }
 }
 
 SearchLoop::SearchLoop(Evaluator& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress)
@@ -111,7 +443,7 @@ Expected<RunSummary> SearchLoop::start(const RunOptions& options) {
     run.profile = options.profile;
     run.proposer = options.proposer;
     run.strategy = options.strategy;
-    run.settings = to_json(options);
+    run.settings = options;
     run.created_at = run.updated_at = utc_now_iso8601();
     run.pid = static_cast<int>(::getpid());
     if (auto r = store_.create_run(run); !r) return r.error();
@@ -122,330 +454,20 @@ Expected<RunSummary> SearchLoop::resume(const std::string& run_id) {
     auto run = store_.load_run(run_id);
     if (!run) return run.error();
     if (run->status == "finished") return make_error(fmt::format("run {} has already finished; nothing to resume", run_id));
+    auto options = run_options_from_json(run->settings);
+    if (!options) return make_error(fmt::format("run {}: {}", run_id, options.error().message));
     run->pid = static_cast<int>(::getpid());
     run->status = "running";
     if (auto r = store_.update_run(*run); !r) return r.error();
-    return drive(*run, run_options_from_json(run->settings));
+    return drive(*run, *options);
 }
 
 Expected<RunSummary> SearchLoop::drive(RunRecord run, const RunOptions& options) {
-    auto task_or = make_task(options.task);
-    if (!task_or) return task_or.error();
-    const Task& task = **task_or;
+    auto task = make_task(options.task);
+    if (!task) return task.error();
     auto info = evaluator_.device();
     if (!info) return info.error();
-    const Language language = options.backend == "cuda" ? Language::cuda : Language::opencl;
-    const std::string suffix = language_suffix(language);
-    auto say = [&](const std::string& line) { if (progress_) progress_(line); };
-
-    EvalRequest base;
-    base.task = options.task;
-    base.profile = options.profile;
-    base.sizes = SizeSelection::in;
-    base.warmup = options.warmup;
-    base.repeat = options.repeat;
-    base.timeout_s = options.timeout_s;
-    base.roofline = options.roofline;
-    base.seed = options.seed & 0xFFFFFFFFull;
-    auto evaluate = [&](const std::string& source, const std::map<std::string, std::string>& defines,
-                        SizeSelection sizes) -> Expected<EvalResult> {
-        EvalRequest r = base;
-        r.source = source;
-        r.defines = defines;
-        r.sizes = sizes;
-        return evaluator_.evaluate(r);
-    };
-
-    RunSummary summary;
-    summary.run_id = run.run_id;
-    summary.task = options.task;
-    summary.proposer = options.proposer;
-
-    // Rebuild the state from what the store holds (nothing, for a new run).
-    auto recorded = store_.load_iterations(run.run_id);
-    if (!recorded) return recorded.error();
-    Attempt seed, incumbent;
-    int64_t seed_id = 0, incumbent_id = 0;
-    std::optional<Attempt> previous;
-    std::deque<Attempt> history;
-    std::set<std::string> evaluated;
-    int since_improvement = 0, proposals = 0, last_iteration = -1;
-    double cost = 0, elapsed = 0;
-    for (const auto& rec : *recorded) {
-        last_iteration = rec.iteration;
-        cost += rec.cost_usd;
-        elapsed += rec.seconds;
-        if (rec.iteration > 0) ++proposals;
-        if (rec.status != "evaluated" || !rec.candidate_id) {
-            ++since_improvement;
-            continue;
-        }
-        auto candidate = store_.load_candidate(*rec.candidate_id);
-        if (!candidate) return candidate.error();
-        auto result = eval_result_from_json(rec.result);
-        if (!result) return result.error();
-        Attempt a{rec.iteration, candidate->source, candidate->defines, *result};
-        evaluated.insert(candidate->hash);
-        proposer_.observe(a);
-        if (rec.iteration == 0) seed = a, seed_id = candidate->id;
-        if (rec.accepted) {
-            incumbent = a;
-            incumbent_id = candidate->id;
-            since_improvement = 0;
-        } else if (rec.iteration > 0) {
-            ++since_improvement;
-        }
-        if (rec.iteration > 0) {
-            previous = a;
-            history.push_back(a);
-            while (static_cast<int>(history.size()) > options.history) history.pop_front();
-        }
-    }
-    if (last_iteration >= 0) say(fmt::format("resuming run {} after iteration {} (best {})", run.run_id, last_iteration,
-                                             score_text(incumbent.result.score)));
-    proposer_.skip(proposals);
-
-    // Iteration 0: the seed.
-    if (last_iteration < 0) {
-        const std::string source(task_file(options.task, "seed." + suffix));
-        say(fmt::format("run {}: {} with proposer {} on {} ({}), profile {}", run.run_id, options.task, options.proposer,
-                        info->name, options.backend, options.profile));
-        const auto t0 = Clock::now();
-        auto result = evaluate(source, {}, SizeSelection::in);
-        if (!result) return result.error();
-        if (result->verdict != Verdict::ok)
-            return make_error(fmt::format("the seed of {} failed ({}): {}", options.task, verdict_name(result->verdict),
-                                          result->diagnostics));
-        CandidateRecord c{0, run.run_id, candidate_hash(source, result->defines), std::nullopt, "seed", source, result->defines};
-        auto id = store_.add_candidate(c);
-        if (!id) return id.error();
-        IterationRecord rec;
-        rec.run_id = run.run_id;
-        rec.iteration = 0;
-        rec.candidate_id = *id;
-        rec.status = "evaluated";
-        rec.verdict = "ok";
-        rec.score = result->score;
-        rec.diagnostics = result->diagnostics;
-        rec.accepted = true;
-        rec.note = "seed";
-        rec.result = to_json(*result);
-        rec.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-        if (auto r = store_.add_iteration(rec); !r) return r.error();
-        seed = incumbent = Attempt{0, source, result->defines, *result};
-        seed_id = incumbent_id = *id;
-        evaluated.insert(c.hash);
-        proposer_.observe(seed);
-        run.seed_score = run.best_score = result->score;
-        run.best_candidate_id = *id;
-        run.iterations_done = 0;
-        last_iteration = 0;
-        if (auto r = store_.update_run(run); !r) return r.error();
-        say(fmt::format("[{:>3}/{}] seed: score {}", 0, options.iterations, score_text(result->score)));
-    }
-
-    Calibration ceilings;
-    if (auto c = load_cached_calibration(*info)) ceilings = *c;
-    else if (auto d = datasheet_calibration(*info)) ceilings = *d;
-
-    std::string stop_reason = fmt::format("{} iterations", options.iterations);
-    const auto loop_start = Clock::now();
-    for (int it = last_iteration + 1; it <= options.iterations; ++it) {
-        const double wall = elapsed + std::chrono::duration<double>(Clock::now() - loop_start).count();
-        if (options.max_wall_s > 0 && wall >= options.max_wall_s) {
-            stop_reason = fmt::format("wall-time limit ({:.0f} s)", options.max_wall_s);
-            break;
-        }
-        if (options.max_cost_usd > 0 && cost >= options.max_cost_usd) {
-            stop_reason = fmt::format("cost cap (${:.2f} spent of ${:.2f})", cost, options.max_cost_usd);
-            break;
-        }
-        ProposalContext ctx;
-        ctx.spec = &task.spec();
-        ctx.language = language;
-        ctx.brief = std::string(task_file(options.task, "brief.md"));
-        ctx.device = *info;
-        ctx.ceilings = ceilings;
-        ctx.profile = options.profile;
-        ctx.iteration = it;
-        ctx.previous = previous;
-        ctx.incumbent = incumbent;
-        ctx.seed = options.seed;
-        if (options.stagnation_window > 0 && since_improvement >= options.stagnation_window) {
-            // Optimisation dropout: forget the history, ask for a different approach, keep the incumbent.
-            ctx.fresh_approach = true;
-            history.clear();
-            since_improvement = 0;
-            say(fmt::format("[{:>3}/{}] no improvement for {} iterations: history dropped, asking for a different approach",
-                            it, options.iterations, options.stagnation_window));
-        }
-        ctx.history.assign(history.begin(), history.end());
-
-        const auto t0 = Clock::now();
-        Proposal proposal = proposer_.propose(ctx);
-        if (proposal.status == Proposal::Status::exhausted) {
-            stop_reason = "proposer exhausted: " + proposal.note;
-            break;
-        }
-        cost += proposal.cost_usd;
-        IterationRecord rec;
-        rec.run_id = run.run_id;
-        rec.iteration = it;
-        rec.prompt = proposal.prompt;
-        rec.answer = proposal.answer;
-        rec.prompt_tokens = proposal.prompt_tokens;
-        rec.completion_tokens = proposal.completion_tokens;
-        rec.cost_usd = proposal.cost_usd;
-        rec.note = proposal.note;
-        std::string line;
-        if (proposal.status != Proposal::Status::ok) {
-            rec.status = proposal.status == Proposal::Status::no_code ? "no_code" : "proposer_error";
-            rec.diagnostics = proposal.note;
-            ++since_improvement;
-            line = fmt::format("{}: {}", rec.status, proposal.note);
-        } else {
-            const std::string hash = candidate_hash(proposal.source, proposal.defines);
-            CandidateRecord c{0, run.run_id, hash, incumbent_id, options.proposer, proposal.source, proposal.defines};
-            auto id = store_.add_candidate(c);
-            if (!id) return id.error();
-            rec.candidate_id = *id;
-            if (evaluated.count(hash)) {
-                rec.status = "duplicate";
-                rec.diagnostics = "the same source and knob values were evaluated earlier in this run";
-                ++since_improvement;
-                line = "duplicate of an earlier candidate (not re-evaluated)";
-            } else {
-                evaluated.insert(hash);
-                auto result = evaluate(proposal.source, proposal.defines, SizeSelection::in);
-                if (!result) return make_error(fmt::format("iteration {}: {} (run {} can be resumed)", it,
-                                                           result.error().message, run.run_id));
-                Attempt attempt{it, proposal.source, proposal.defines, *result};
-                PromotionDecision decision = judge(*result, incumbent.result);
-                if (decision.decision == Promotion::too_close) {
-                    // Re-time both, interleaved, and let the mean scores decide.
-                    std::vector<double> mine, theirs;
-                    for (int round = 0; round < 2; ++round) {
-                        auto a = evaluate(incumbent.source, incumbent.result.defines, SizeSelection::in);
-                        auto b = evaluate(proposal.source, proposal.defines, SizeSelection::in);
-                        if (!a || !b) return make_error(fmt::format("iteration {}: re-timing failed: {}", it,
-                                                                    (!a ? a.error() : b.error()).message));
-                        if (a->score) theirs.push_back(*a->score);
-                        if (b->score) mine.push_back(*b->score);
-                    }
-                    const bool better = mine.size() == 2 && theirs.size() == 2 &&
-                                        (mine[0] + mine[1]) > (theirs[0] + theirs[1]);
-                    decision.decision = better ? Promotion::accept : Promotion::reject;
-                    decision.why += fmt::format("; interleaved re-timing: {:.4f} vs {:.4f} -> {}",
-                                                mine.empty() ? 0.0 : (mine[0] + mine.back()) / 2,
-                                                theirs.empty() ? 0.0 : (theirs[0] + theirs.back()) / 2,
-                                                better ? "accepted" : "kept the incumbent");
-                }
-                rec.status = "evaluated";
-                rec.verdict = verdict_name(result->verdict);
-                rec.score = result->score;
-                rec.diagnostics = result->diagnostics;
-                rec.result = to_json(*result);
-                rec.accepted = decision.decision == Promotion::accept;
-                rec.note = proposal.note.empty() ? decision.why : proposal.note + "; " + decision.why;
-                proposer_.observe(attempt);
-                previous = attempt;
-                history.push_back(attempt);
-                while (static_cast<int>(history.size()) > options.history) history.pop_front();
-                if (rec.accepted) {
-                    incumbent = attempt;
-                    incumbent_id = *id;
-                    since_improvement = 0;
-                    run.best_score = result->score;
-                    run.best_candidate_id = *id;
-                } else {
-                    ++since_improvement;
-                }
-                line = fmt::format("{} score {}{}", rec.verdict, score_text(result->score),
-                                   rec.accepted ? " ACCEPTED (" + decision.why + ")"
-                                                : (result->verdict == Verdict::ok ? " (" + decision.why + ")" : ""));
-                if (result->verdict != Verdict::ok) line += ": " + result->diagnostics.substr(0, 160);
-            }
-        }
-        rec.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-        if (auto r = store_.add_iteration(rec); !r) return r.error();
-        run.iterations_done = it;
-        if (auto r = store_.update_run(run); !r) return r.error();
-        say(fmt::format("[{:>3}/{}] {}{}  best {}", it, options.iterations,
-                        proposal.note.empty() ? "" : proposal.note.substr(0, 60) + ": ", line,
-                        score_text(incumbent.result.score)));
-    }
-
-    // The gate: seed and best side by side, interleaved, on every size including the held-out one.
-    say(fmt::format("gate: re-timing seed and best side by side on all {} sizes, held-out included", options.profile));
-    SideBySide seed_runs, best_runs;
-    // When nothing beat the seed, the best is the seed: measure it once, so that noise between two
-    // measurements of one kernel is not reported as a speed-up.
-    const bool best_is_seed = incumbent_id == seed_id;
-    for (int round = 0; round < 2; ++round) {
-        for (auto* side : {&seed_runs, &best_runs}) {
-            if (best_is_seed && side == &best_runs) continue;
-            const Attempt& a = side == &seed_runs ? seed : incumbent;
-            auto r = evaluate(a.source, a.result.defines, SizeSelection::all);
-            if (!r) return r.error();
-            if (r->verdict != Verdict::ok) {
-                side->all_ok = false;
-                side->failure = fmt::format("{}: {}", verdict_name(r->verdict), r->diagnostics);
-            }
-            for (const auto& s : r->sizes) {
-                side->heldout[s.label] = s.heldout;
-                if (s.timed) side->seconds[s.label].push_back(s.seconds);
-            }
-            side->results.push_back(*r);
-        }
-    }
-    if (best_is_seed) best_runs = seed_runs;
-    auto median_of = [](const SideBySide& s, const std::string& label) {
-        auto it = s.seconds.find(label);
-        return it == s.seconds.end() ? 0.0 : summarize(it->second).median;
-    };
-    std::vector<double> ratios;
-    std::optional<double> heldout_ratio;
-    for (const auto& [label, heldout] : seed_runs.heldout) {
-        const double ts = median_of(seed_runs, label), tb = median_of(best_runs, label);
-        if (ts <= 0 || tb <= 0) continue;
-        if (heldout) heldout_ratio = ts / tb;
-        else ratios.push_back(ts / tb);
-    }
-    summary.iterations = run.iterations_done;
-    summary.seed_score = seed.result.score;
-    summary.best_score = incumbent.result.score;
-    if (!ratios.empty()) summary.speedup = geometric_mean(ratios);
-    const EvalResult& best_gate = best_runs.results.back();
-    const EvalResult& seed_gate = seed_runs.results.back();
-    summary.best_verdict_heldout = verdict_name(best_gate.verdict);
-    summary.heldout_fraction = best_runs.all_ok ? best_gate.heldout_fraction.value_or(0) : 0.0;
-    summary.heldout_seed_fraction = seed_runs.all_ok ? seed_gate.heldout_fraction : std::nullopt;
-    if (best_runs.all_ok) summary.heldout_speedup = heldout_ratio;
-    summary.stop_reason = stop_reason;
-    summary.cost_usd = cost;
-    for (auto [role, side, id] : {std::tuple{"seed", &seed_runs, seed_id}, std::tuple{"best", &best_runs, incumbent_id}}) {
-        HeldoutRecord h;
-        h.run_id = run.run_id;
-        h.role = role;
-        h.candidate_id = id;
-        h.verdict = verdict_name(side->results.back().verdict);
-        h.fraction = side->all_ok ? side->results.back().heldout_fraction : std::optional<double>(0.0);
-        for (const auto& [label, heldout] : side->heldout)
-            if (heldout) h.seconds = median_of(*side, label);
-        h.result = to_json(side->results.back());
-        if (auto r = store_.add_heldout(h); !r) return r.error();
-    }
-    if (!best_runs.all_ok) say("gate: the best kernel FAILED at the held-out size or on re-check: " + best_runs.failure);
-
-    // The best kernel, with its tuned knob values as the defaults.
-    const auto dir = std::filesystem::path(options.output_dir.empty() ? "kevo-runs" : options.output_dir) / run.run_id;
-    summary.best_path = (dir / ("best." + suffix)).string();
-    if (auto w = write_file_atomic(summary.best_path, apply_knob_defaults(incumbent.source, incumbent.result.defines)); !w)
-        return w.error();
-    run.status = "finished";
-    run.summary = summary.to_json();
-    if (auto r = store_.update_run(run); !r) return r.error();
-    return summary;
+    return RunDriver(evaluator_, store_, proposer_, progress_, std::move(run), options, **task, *info).drive();
 }
 
 }  // namespace kevo

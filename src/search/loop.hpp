@@ -1,8 +1,9 @@
 // `kevo run`: the search loop. Evaluates the seed, then each iteration shows the proposer the
 // incumbent, the previous attempt and a short history, evaluates its candidate, records everything
-// in the store and lets the (1+1) strategy decide. It ends with the gate: seed and best re-timed
-// side by side, interleaved, on the in-distribution sizes and on the held-out size that the
-// proposer never saw. A run killed at any point resumes from the store.
+// in the store and lets the (1+1) strategy decide (promotion.hpp); the search state moves on by one
+// rule (search_state.hpp). It ends with the gate (gate.hpp): the best and, when it fails, the
+// earlier incumbents re-timed side by side with the seed on every size, held-out included; the
+// kernel handed out is the first that passes. A run killed at any point resumes from the store.
 #pragma once
 
 #include <functional>
@@ -11,7 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json.hpp"
 #include "eval/evaluator.hpp"
+#include "search/gate.hpp"
 #include "search/proposer.hpp"
 #include "store/store.hpp"
 
@@ -29,6 +32,7 @@ struct RunOptions {
     double max_cost_usd = 0;        // 0: no limit
     int stagnation_window = 6;      // iterations without improvement before optimisation dropout
     int history = 4;                // attempts shown to the proposer
+    int gate_rounds = 3;            // interleaved rounds per kernel the gate examines
     int warmup = 3, repeat = 10;
     double timeout_s = 60;
     RooflineMode roofline = RooflineMode::static_peak;
@@ -37,19 +41,37 @@ struct RunOptions {
     nlohmann::json settings;        // the command line as given, stored with the run
 };
 
+// The search's best when it failed the gate: kept beside best.<suffix> under a name saying why.
+struct RejectedKernel {
+    int iteration = 0;
+    int64_t candidate_id = 0;
+    std::string path;    // <out>/<run>/rejected-<reason>.<suffix>
+    std::string reason;  // "heldout-incorrect", "slower-than-seed", ... (GateExamination::reason)
+    std::string detail;
+};
+KEVO_JSON_FIELDS(RejectedKernel, iteration, candidate_id, path, reason, detail)
+
+// What `kevo run` ends with. Every figure describes the kernel handed out (best_path): the
+// search's best when it passed the gate, else the recommended fallback.
 struct RunSummary {
     std::string run_id, task, proposer, stop_reason;
+    RunOutcome outcome = RunOutcome::no_gain;
+    int recommended = 0;                     // the iteration whose kernel is best_path (0: the seed)
     int iterations = 0;
     std::optional<double> seed_score, best_score;
-    std::optional<double> speedup;           // in-distribution, seed time / best time, side by side
-    std::optional<double> heldout_fraction;  // Phi of the best
-    std::optional<double> heldout_seed_fraction;
-    std::optional<double> heldout_speedup;
+    std::optional<double> speedup, speedup_spread;  // in distribution, seed time / best time, side by side
+    std::optional<double> heldout_fraction;         // Phi of the best
+    std::optional<double> heldout_seed_fraction;    // Phi of the seed, from the same rounds
+    std::optional<double> heldout_speedup, heldout_speedup_spread;
+    std::string heldout_best_verdict;
     std::string best_path;
-    std::string best_verdict_heldout;
+    std::optional<RejectedKernel> rejected;         // set for best_failed_gate
+    std::vector<GateExamination> gate;              // every kernel the gate examined, in order
     double cost_usd = 0;
-    nlohmann::json to_json() const;
 };
+KEVO_JSON_FIELDS(RunSummary, run_id, task, proposer, outcome, recommended, iterations, seed_score, best_score, speedup,
+                 speedup_spread, heldout_fraction, heldout_seed_fraction, heldout_speedup, heldout_speedup_spread,
+                 heldout_best_verdict, best_path, rejected, gate, stop_reason, cost_usd)
 
 class SearchLoop {
 public:
@@ -69,7 +91,9 @@ private:
     Expected<RunSummary> drive(RunRecord run, const RunOptions& options);
 };
 
-RunOptions run_options_from_json(const nlohmann::json& j);
-nlohmann::json to_json(const RunOptions& o);
+// The options as stored with a run (RunRecord::settings); a field a stored run lacks keeps its default.
+KEVO_JSON_FIELDS(RunOptions, task, backend, device, profile, proposer, strategy, iterations, max_wall_s, max_cost_usd,
+                 stagnation_window, history, gate_rounds, warmup, repeat, timeout_s, roofline, seed, output_dir, settings)
+Expected<RunOptions> run_options_from_json(const nlohmann::json& j);
 
 }  // namespace kevo

@@ -82,6 +82,19 @@ CREATE TABLE heldout (
     PRIMARY KEY (run_id, role)
 );
 )sql",
+    // 2: an iteration says whether it began with an optimisation dropout (so that --resume replays
+    // it); the gate stores every kernel it examined, why one failed, its speed-ups and its rounds.
+    R"sql(
+ALTER TABLE iterations ADD COLUMN dropout INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE heldout ADD COLUMN iteration INTEGER;
+ALTER TABLE heldout ADD COLUMN passed INTEGER NOT NULL DEFAULT 1;
+ALTER TABLE heldout ADD COLUMN reason TEXT NOT NULL DEFAULT '';
+ALTER TABLE heldout ADD COLUMN speedup REAL;
+ALTER TABLE heldout ADD COLUMN speedup_spread REAL;
+ALTER TABLE heldout ADD COLUMN heldout_speedup REAL;
+ALTER TABLE heldout ADD COLUMN heldout_speedup_spread REAL;
+ALTER TABLE heldout ADD COLUMN rounds TEXT;
+)sql",
 };
 
 Expected<int> read_user_version(sqlite3* db, const std::string& path) {

@@ -52,16 +52,25 @@ struct IterationRecord {
     double seconds = 0;            // wall time of the iteration
     nlohmann::json result;         // the EvalResult JSON, when evaluated
     std::string note;              // proposer's note ("BX=32 BY=8", "HTTP 429, retried 3x", ...)
+    bool dropout = false;          // began with an optimisation dropout: history withheld, a different approach asked for
 };
 
+// One kernel the gate examined side by side with the seed.
 struct HeldoutRecord {
     std::string run_id;
-    std::string role;              // "seed" | "best"
+    std::string role;              // "seed" | "best" (the kernel handed out) | "rejected-<iteration>"
     int64_t candidate_id = 0;
-    std::string verdict;
-    std::optional<double> fraction;
+    std::string verdict;           // the worst round's
+    std::optional<double> fraction;  // Phi at the held-out size
     double seconds = 0;            // median time at the held-out size
-    nlohmann::json result;
+    nlohmann::json result;         // the EvalResult of its median round (or of the round it failed)
+    // Since schema 2 (rows written before read as: no iteration, passed, no reason, no speed-ups).
+    std::optional<int> iteration;  // the iteration that proposed it
+    bool passed = true;            // passed the gate
+    std::string reason;            // why it failed ("heldout-incorrect", "slower-than-seed", ...); empty when it passed
+    std::optional<double> speedup, speedup_spread;                  // in distribution, against the seed
+    std::optional<double> heldout_speedup, heldout_speedup_spread;  // at the held-out size
+    nlohmann::json rounds;         // every round's verdicts and times, both sides
 };
 
 }  // namespace kevo

@@ -311,8 +311,8 @@ Expected<void> Store::add_iteration(const IterationRecord& it) {
     auto stmt = Statement::prepare(
         db_,
         "INSERT OR REPLACE INTO iterations (run_id, iteration, candidate_id, status, verdict, score, "
-        "diagnostics, accepted, prompt, answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note) "
-        "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16)",
+        "diagnostics, accepted, prompt, answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note, "
+        "dropout) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
         path_);
     if (!stmt) return stmt.error();
     stmt->bind_text(1, it.run_id)
@@ -330,7 +330,8 @@ Expected<void> Store::add_iteration(const IterationRecord& it) {
         .bind_real(13, it.cost_usd)
         .bind_real(14, it.seconds)
         .bind_opt_text(15, json_text(it.result))
-        .bind_text(16, it.note);
+        .bind_text(16, it.note)
+        .bind_int(17, it.dropout ? 1 : 0);
     return stmt->run(fmt::format("cannot add iteration {} of run '{}'", it.iteration, it.run_id));
 }
 
@@ -339,7 +340,7 @@ Expected<std::vector<IterationRecord>> Store::load_iterations(const std::string&
     auto stmt = Statement::prepare(
         db_,
         "SELECT run_id, iteration, candidate_id, status, verdict, score, diagnostics, accepted, prompt, "
-        "answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note "
+        "answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note, dropout "
         "FROM iterations WHERE run_id = ?1 ORDER BY iteration",
         path_);
     if (!stmt) return stmt.error();
@@ -369,6 +370,7 @@ Expected<std::vector<IterationRecord>> Store::load_iterations(const std::string&
         if (!result) return result.error();
         it.result = std::move(*result);
         it.note = stmt->text(15);
+        it.dropout = stmt->int64(16) != 0;
         iterations.push_back(std::move(it));
     }
     return iterations;
@@ -378,7 +380,9 @@ Expected<void> Store::add_heldout(const HeldoutRecord& heldout) {
     ConnectionLock lock(db_);
     auto stmt = Statement::prepare(db_,
                                    "INSERT OR REPLACE INTO heldout (run_id, role, candidate_id, verdict, fraction, "
-                                   "seconds, result) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                                   "seconds, result, iteration, passed, reason, speedup, speedup_spread, "
+                                   "heldout_speedup, heldout_speedup_spread, rounds) "
+                                   "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
                                    path_);
     if (!stmt) return stmt.error();
     stmt->bind_text(1, heldout.run_id)
@@ -387,7 +391,15 @@ Expected<void> Store::add_heldout(const HeldoutRecord& heldout) {
         .bind_text(4, heldout.verdict)
         .bind_opt_real(5, heldout.fraction)
         .bind_real(6, heldout.seconds)
-        .bind_opt_text(7, json_text(heldout.result));
+        .bind_opt_text(7, json_text(heldout.result))
+        .bind_opt_int(8, heldout.iteration)
+        .bind_int(9, heldout.passed ? 1 : 0)
+        .bind_text(10, heldout.reason)
+        .bind_opt_real(11, heldout.speedup)
+        .bind_opt_real(12, heldout.speedup_spread)
+        .bind_opt_real(13, heldout.heldout_speedup)
+        .bind_opt_real(14, heldout.heldout_speedup_spread)
+        .bind_opt_text(15, json_text(heldout.rounds));
     return stmt->run(fmt::format("cannot add the held-out result '{}' of run '{}'", heldout.role, heldout.run_id));
 }
 
@@ -395,8 +407,9 @@ Expected<std::vector<HeldoutRecord>> Store::load_heldout(const std::string& run_
     ConnectionLock lock(db_);
     // "seed" before "best" reads naturally in reports; any other role follows by name.
     auto stmt = Statement::prepare(db_,
-                                   "SELECT run_id, role, candidate_id, verdict, fraction, seconds, result "
-                                   "FROM heldout WHERE run_id = ?1 "
+                                   "SELECT run_id, role, candidate_id, verdict, fraction, seconds, result, iteration, "
+                                   "passed, reason, speedup, speedup_spread, heldout_speedup, heldout_speedup_spread, "
+                                   "rounds FROM heldout WHERE run_id = ?1 "
                                    "ORDER BY CASE role WHEN 'seed' THEN 0 WHEN 'best' THEN 1 ELSE 2 END, role",
                                    path_);
     if (!stmt) return stmt.error();
@@ -417,6 +430,17 @@ Expected<std::vector<HeldoutRecord>> Store::load_heldout(const std::string& run_
                                         fmt::format("the held-out result '{}' of run '{}'", h.role, run_id));
         if (!result) return result.error();
         h.result = std::move(*result);
+        h.iteration = stmt->opt_int(7);
+        h.passed = stmt->int64(8) != 0;
+        h.reason = stmt->text(9);
+        h.speedup = stmt->opt_real(10);
+        h.speedup_spread = stmt->opt_real(11);
+        h.heldout_speedup = stmt->opt_real(12);
+        h.heldout_speedup_spread = stmt->opt_real(13);
+        auto rounds = parse_json_column(*stmt, 14, path_,
+                                        fmt::format("the gate rounds '{}' of run '{}'", h.role, run_id));
+        if (!rounds) return rounds.error();
+        h.rounds = std::move(*rounds);
         rows.push_back(std::move(h));
     }
     return rows;

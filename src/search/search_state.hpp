@@ -1,0 +1,73 @@
+// The state a (1+1) search carries from one iteration to the next: the seed, the incumbent and every
+// earlier one, the previous attempt, the short history shown to the proposer, the count towards the
+// next optimisation dropout, and the budget spent. One rule, `apply`, moves it on by one iteration's
+// record; the loop uses it live after each iteration and on --resume for every stored iteration, so
+// a resumed run stands exactly where the interrupted one stood (dropouts included: the record says
+// when one happened).
+#pragma once
+
+#include <cassert>
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "search/proposer.hpp"
+#include "store/records.hpp"
+
+namespace kevo {
+
+// A candidate that was evaluated, with its identity in the store.
+struct StoredAttempt {
+    int64_t candidate_id = 0;
+    std::string hash;  // content hash of (source, defines)
+    Attempt attempt;
+};
+
+class SearchState {
+public:
+    // history_limit: attempts kept for the proposer; stagnation_window: iterations without an
+    // improvement before a dropout (0: never).
+    SearchState(int history_limit, int stagnation_window);
+
+    // The effect of one iteration. `evaluated` is the candidate the iteration evaluated (status
+    // "evaluated"); absent for no code, proposer errors and duplicates.
+    void apply(const IterationRecord& record, const std::optional<StoredAttempt>& evaluated);
+
+    // Whether the iteration about to be proposed begins with an optimisation dropout.
+    bool dropout_due() const;
+    bool seen(const std::string& hash) const { return hashes_.count(hash) > 0; }
+    bool started() const { return last_iteration_ >= 0; }
+
+    // The seed and the incumbent exist once the seed's row is applied (started()).
+    const StoredAttempt& seed() const {
+        assert(started() && "no seed before iteration 0");
+        return incumbents_.front();
+    }
+    const StoredAttempt& incumbent() const {
+        assert(started() && "no incumbent before iteration 0");
+        return incumbents_.back();
+    }
+    // Every accepted iteration, oldest (the seed) first.
+    const std::vector<StoredAttempt>& incumbents() const { return incumbents_; }
+    const std::optional<Attempt>& previous() const { return previous_; }
+    const std::deque<Attempt>& history() const { return history_; }
+    int since_improvement() const { return since_improvement_; }
+    int proposals() const { return proposals_; }
+    int last_iteration() const { return last_iteration_; }  // -1 before the seed
+    double cost_usd() const { return cost_usd_; }
+    double seconds() const { return seconds_; }            // wall time of the recorded iterations
+
+private:
+    int history_limit_, stagnation_window_;
+    std::vector<StoredAttempt> incumbents_;
+    std::optional<Attempt> previous_;
+    std::deque<Attempt> history_;
+    std::set<std::string> hashes_;
+    int since_improvement_ = 0, proposals_ = 0, last_iteration_ = -1;
+    double cost_usd_ = 0, seconds_ = 0;
+};
+
+}  // namespace kevo

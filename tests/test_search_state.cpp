@@ -1,0 +1,103 @@
+// SearchState's one rule on constructed iteration records: the dropout comes every `window`
+// iterations without an improvement, clears the history and restarts the count; replaying the
+// recorded rows (the dropout flag included) gives the state the live run had, and without the flag
+// (the old replay) it would not.
+#include <gtest/gtest.h>
+
+#include "search/search_state.hpp"
+
+namespace kevo {
+namespace {
+
+IterationRecord row(int iteration, bool accepted = false, bool evaluated = true) {
+    IterationRecord r;
+    r.run_id = "r-test";
+    r.iteration = iteration;
+    r.candidate_id = 100 + iteration;
+    r.status = evaluated ? "evaluated" : "no_code";
+    r.accepted = accepted;
+    r.seconds = 0.5;
+    r.cost_usd = 0.01;
+    return r;
+}
+
+std::optional<StoredAttempt> attempt_of(const IterationRecord& r) {
+    if (r.status != "evaluated") return std::nullopt;
+    return StoredAttempt{*r.candidate_id, "hash-" + std::to_string(r.iteration), Attempt{r.iteration, "src", {}, {}}};
+}
+
+std::vector<int> history_iterations(const SearchState& s) {
+    std::vector<int> out;
+    for (const auto& a : s.history()) out.push_back(a.iteration);
+    return out;
+}
+
+// Runs `n` iterations live the way the loop does: the dropout flag is set when one is due.
+// Iteration 2 improves; 5 has no code; the others are evaluated and rejected.
+std::vector<IterationRecord> live_run(SearchState& state, int n, std::vector<int>* dropouts) {
+    std::vector<IterationRecord> rows = {row(0, true)};
+    state.apply(rows[0], attempt_of(rows[0]));
+    for (int it = 1; it <= n; ++it) {
+        IterationRecord r = row(it, it == 2, it != 5);
+        r.dropout = state.dropout_due();
+        if (r.dropout && dropouts) dropouts->push_back(it);
+        state.apply(r, attempt_of(r));
+        rows.push_back(r);
+    }
+    return rows;
+}
+
+TEST(SearchState, DropoutEveryWindowWithoutImprovement) {
+    SearchState state(4, 6);
+    std::vector<int> dropouts;
+    live_run(state, 16, &dropouts);
+    // Improved at 2; 3..8 without improvement: dropout at 9, then at 15.
+    EXPECT_EQ(dropouts, (std::vector<int>{9, 15}));
+    EXPECT_EQ(state.incumbent().attempt.iteration, 2);
+    ASSERT_EQ(state.incumbents().size(), 2u);
+    EXPECT_EQ(state.seed().attempt.iteration, 0);
+    EXPECT_EQ(history_iterations(state), (std::vector<int>{15, 16}));  // cleared at 15
+    EXPECT_EQ(state.since_improvement(), 2);
+    EXPECT_EQ(state.proposals(), 16);
+    EXPECT_EQ(state.last_iteration(), 16);
+    EXPECT_DOUBLE_EQ(state.seconds(), 17 * 0.5);
+    EXPECT_TRUE(state.seen("hash-16"));
+    EXPECT_FALSE(state.seen("hash-5")) << "an iteration without code evaluated nothing";
+}
+
+TEST(SearchState, ReplayingTheRowsGivesTheLiveState) {
+    // Live: 10 iterations, "killed", then the rest; replayed: the same first 10 rows, then live on.
+    SearchState live(4, 6);
+    std::vector<int> live_dropouts;
+    const auto rows = live_run(live, 10, &live_dropouts);
+    SearchState resumed(4, 6);
+    for (const auto& r : rows) resumed.apply(r, attempt_of(r));
+    EXPECT_EQ(resumed.since_improvement(), live.since_improvement());
+    EXPECT_EQ(history_iterations(resumed), history_iterations(live));
+    EXPECT_EQ(resumed.dropout_due(), live.dropout_due());
+    // Without the recorded flag (how rows read before the column existed) the replay would drop
+    // out again at once: the reviewer's case, next dropout at 11 instead of 15.
+    SearchState unflagged(4, 6);
+    for (auto r : rows) {
+        r.dropout = false;
+        unflagged.apply(r, attempt_of(r));
+    }
+    EXPECT_EQ(unflagged.since_improvement(), 8);
+    EXPECT_TRUE(unflagged.dropout_due());
+    EXPECT_FALSE(resumed.dropout_due());
+    // The next dropouts come at the same iterations.
+    std::vector<int> next_live, next_resumed;
+    for (auto [state, out] : {std::pair{&live, &next_live}, std::pair{&resumed, &next_resumed}})
+        for (int it = 11; it <= 22; ++it) {
+            IterationRecord r = row(it);
+            r.dropout = state->dropout_due();
+            if (r.dropout) out->push_back(it);
+            state->apply(r, attempt_of(r));
+        }
+    EXPECT_EQ(next_resumed, next_live);
+    EXPECT_EQ(next_live, (std::vector<int>{15, 21}));
+    EXPECT_EQ(history_iterations(resumed), history_iterations(live));
+}
+
+}  // namespace
+}  // namespace kevo
