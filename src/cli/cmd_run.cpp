@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "core/rng.hpp"
+#include "report/eval_text.hpp"
 #include "search/loop.hpp"
 #include "search/proposers/cmd.hpp"
 #include "search/proposers/llm.hpp"
@@ -125,6 +126,7 @@ std::string summary_text(const RunSummary& s, const std::string& db) {
         num(s.heldout_seed_fraction, "{:.4f}"), s.heldout_best_verdict,
         with_spread(s.heldout_speedup, s.heldout_speedup_spread), s.best_path);
     if (s.rejected) out += fmt::format("  rejected kernel       {}   ({})\n", s.rejected->path, s.rejected->reason);
+    if (!s.ceilings.source.empty()) out += fmt::format("  {}\n", ceilings_text(s.ceilings));
     return out + fmt::format("  report                kevo report {} --db {}", s.run_id, db);
 }
 

@@ -111,8 +111,7 @@ public:
         if (!state_.started()) {
             if (auto r = evaluate_seed(); !r) return r.error();
         }
-        if (auto c = load_cached_calibration(device_)) ceilings_ = *c;
-        else if (auto d = datasheet_calibration(device_)) ceilings_ = *d;
+        ceilings_ = state_.seed().attempt.result.ceilings;
         stop_reason_ = fmt::format("{} iterations", options_.iterations);
         for (int it = state_.last_iteration() + 1; it <= options_.iterations; ++it) {
             if (auto spent = budget_spent()) {
@@ -138,7 +137,7 @@ private:
     Language language_;
     std::string suffix_;
     SearchState state_;
-    Calibration ceilings_;
+    CeilingsUsed ceilings_;  // those the seed was scored against: shown to the proposer
     std::string stop_reason_;
 
     void say(const std::string& line) const {
@@ -377,6 +376,7 @@ private:
         s.heldout_speedup_spread = handed.heldout_speedup_spread;
         s.heldout_best_verdict = verdict_name(handed.verdict);
         s.gate = report.examined;
+        s.ceilings = handed.result.ceilings;
         s.cost_usd = state_.cost_usd();
         return s;
     }

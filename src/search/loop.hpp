@@ -67,11 +67,12 @@ struct RunSummary {
     std::string best_path;
     std::optional<RejectedKernel> rejected;         // set for best_failed_gate
     std::vector<GateExamination> gate;              // every kernel the gate examined, in order
+    CeilingsUsed ceilings;                          // what the gate's fractions were divided by
     double cost_usd = 0;
 };
 KEVO_JSON_FIELDS(RunSummary, run_id, task, proposer, outcome, recommended, iterations, seed_score, best_score, speedup,
                  speedup_spread, heldout_fraction, heldout_seed_fraction, heldout_speedup, heldout_speedup_spread,
-                 heldout_best_verdict, best_path, rejected, gate, stop_reason, cost_usd)
+                 heldout_best_verdict, best_path, rejected, gate, ceilings, stop_reason, cost_usd)
 
 class SearchLoop {
 public:

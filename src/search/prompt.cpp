@@ -298,7 +298,7 @@ void device_section(std::string& out, const ProposalContext& c) {
     if (d.max_threads_per_block) out += fmt::format("- max threads per block: {}\n", d.max_threads_per_block);
     if (d.shared_mem_per_block) out += fmt::format("- shared/local memory per block: {} KiB\n", d.shared_mem_per_block / 1024);
     if (d.l2_bytes) out += fmt::format("- last-level cache: {} KiB\n", d.l2_bytes / 1024);
-    const Calibration& cal = c.ceilings;
+    const CeilingsUsed& cal = c.ceilings;
     const auto figure = [](double v, const char* unit) { return v > 0 ? fmt::format("{:.1f} {}", v, unit) : std::string("unknown"); };
     out += fmt::format("- ceilings ({}): memory bandwidth {}, FP32 {}\n", cal.source.empty() ? "unknown source" : cal.source,
                        figure(cal.bandwidth_gbs, "GB/s"), figure(cal.fp32_gflops, "GFLOP/s"));

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
-#include "eval/calibration.hpp"
+#include "eval/eval_types.hpp"
 #include "eval/eval_types.hpp"
 #include "task/task.hpp"
 
@@ -29,7 +29,7 @@ struct ProposalContext {
     Language language = Language::opencl;
     std::string brief;                  // the task's brief.md
     DeviceInfo device;
-    Calibration ceilings;
+    CeilingsUsed ceilings;  // those the seed was scored against
     std::string profile;
     int iteration = 0;                  // the iteration being proposed (1-based; 0 is the seed)
     std::optional<Attempt> previous;    // the last evaluated attempt
