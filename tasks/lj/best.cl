@@ -109,6 +109,13 @@ static inline float staged_coord(float x, float lo, float s, float L, float invL
         az = fma(fs, dz, az);                                                   \
     } while (0)
 
+// One round of the prefix sum over NSCAN slots: dst = src + src shifted by o; then a barrier.
+#define SCAN_ROUND(o, src, dst)                                                     \
+    do {                                                                            \
+        if (tid < NSCAN) (dst)[tid] = (src)[tid] + (tid >= (o) ? (src)[tid - (o)] : 0); \
+        barrier(CLK_LOCAL_MEM_FENCE);                                               \
+    } while (0)
+
 __kernel void lj_clear_cells(__global uint* cell_count, uint m3)
 {
     const uint c = (uint)get_global_id(0);
@@ -168,13 +175,15 @@ __kernel void lj_step(__global const float4* restrict pos_in, __global float4* r
             scan_a[tid] = cnt;
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        // Inclusive Hillis-Steele scan over the 64 slots, ping-pong between scan_a and scan_b.
-        for (int o = 1; o < NSCAN; o <<= 1) {
-            __local int* src = ((o & 0x2A) != 0) ? scan_b : scan_a;  // o = 2, 8, 32 read scan_b
-            __local int* dst = ((o & 0x2A) != 0) ? scan_a : scan_b;
-            if (tid < NSCAN) dst[tid] = src[tid] + (tid >= o ? src[tid - o] : 0);
-            barrier(CLK_LOCAL_MEM_FENCE);
-        }
+        // Inclusive Hillis-Steele scan over the 64 slots, ping-pong between scan_a and scan_b,
+        // written out round by round: no loop with a barrier inside the unit loop (PoCL 5's
+        // work-group generator aborted on that nesting).
+        SCAN_ROUND(1, scan_a, scan_b);
+        SCAN_ROUND(2, scan_b, scan_a);
+        SCAN_ROUND(4, scan_a, scan_b);
+        SCAN_ROUND(8, scan_b, scan_a);
+        SCAN_ROUND(16, scan_a, scan_b);
+        SCAN_ROUND(32, scan_b, scan_a);
         // After 6 rounds (o = 1, 2, 4, 8, 16, 32) the inclusive sums are in scan_a.
         if (tid <= ncell) cst[tid] = tid == 0 ? 0 : scan_a[tid - 1];
         barrier(CLK_LOCAL_MEM_FENCE);
