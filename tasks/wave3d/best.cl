@@ -36,10 +36,27 @@
 // NOT TIMED ON A GPU. On PoCL (CPU) it is about 6-44x SLOWER than seed.cl (a barrier per plane
 // and the 4-cells-per-work-item layout defeat PoCL's vectorisation across work-items); that
 // says nothing about a GPU, the target of this design.
+// kevo: tune PATH auto gpu cpu
 // kevo: tune BY 8 4 16
 // kevo: tune PZ 32 16 8 64
 // kevo: tune REV 1 0
 // kevo: launch wave_step block=32,BY,1 per_thread=4,1,PZ
+#ifndef PATH
+#define PATH auto
+#endif
+#if defined(POCL_DEVICE_ADDRESS_BITS) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || defined(__riscv) || defined(__powerpc__))
+#define PATH_auto 2
+#else
+#define PATH_auto 1
+#endif
+#define PATH_gpu 1
+#define PATH_cpu 2
+#define PATH_ID_(p) PATH_##p
+#define PATH_ID(p) PATH_ID_(p)
+#if PATH_ID(PATH) != 1 && PATH_ID(PATH) != 2
+#error "PATH must be auto, gpu or cpu"
+#endif
+#define CPU_PATH (PATH_ID(PATH) == 2)
 #ifndef BY
 #define BY 8
 #endif
@@ -68,7 +85,9 @@ __kernel __attribute__((reqd_work_group_size(BX, BY, 1)))
 void wave_step(__global const float* restrict u_prev, __global const float* restrict u_curr, __global float* restrict u_next,
                uint nx, uint ny, uint nz, float alpha)
 {
+#if !CPU_PATH
     __local float4 tile[2][BY][BX];  // u_curr of plane z, double-buffered by z parity
+#endif
 
     const uint lx = (uint)get_local_id(0);
     const uint ly = (uint)get_local_id(1);
@@ -80,9 +99,8 @@ void wave_step(__global const float* restrict u_prev, __global const float* rest
     if (u_curr > u_next) bz = ngz - 1u - bz;  // alternate the sweep direction
 #endif
     const uint chunk = (nz + ngz - 1u) / ngz;  // <= PZ with the declared geometry
-    const uint z0 = bz * chunk;
-    if (z0 >= nz) return;  // the whole work-group (z0 depends on the group only)
-    const uint z1 = min(z0 + chunk, nz);
+    const uint z0 = min(bz * chunk, nz);
+    const uint z1 = min(z0 + chunk, nz);  // no planes left: no iterations (no return before the barrier)
     const int act = x0 < nx && y < ny;  // this work-item owns cells
     const int vec = (nx & 3u) == 0u;
     const size_t sy = nx, sz = (size_t)nx * ny;
@@ -105,9 +123,18 @@ void wave_step(__global const float* restrict u_prev, __global const float* rest
         float4 ncp = zero, npv = zero;
         if (act && z + 1u < z1 && z + 2u < nz) ncp = load4(u_curr, base + 2u * sz, x0, nx, vec);
         if (upd_row && z + 1u < z1 && z + 2u < nz) npv = load4(u_prev, base + sz, x0, nx, vec);
-        // Loads that only the work-group's edges need for plane z.
         float4 ym = zero, yp = zero;
         float left = 0.0f, right = 0.0f;
+#if CPU_PATH
+        // The y- and x-neighbours straight from memory (cache hits on a CPU): no barrier.
+        if (upd) {
+            ym = load4(u_curr, base - sy, x0, nx, vec);
+            yp = load4(u_curr, base + sy, x0, nx, vec);
+            if (x0 >= 1u) left = u_curr[base + x0 - 1u];
+            if (x0 + 4u < nx) right = u_curr[base + x0 + 4u];
+        }
+#else
+        // Loads that only the work-group's edges need for plane z.
         if (upd) {
             if (ly == 0u) ym = load4(u_curr, base - sy, x0, nx, vec);
             if (ly == BY - 1u) yp = load4(u_curr, base + sy, x0, nx, vec);
@@ -118,13 +145,16 @@ void wave_step(__global const float* restrict u_prev, __global const float* rest
         // work-items that have not reached this barrier, hence the double buffer.
         tile[z & 1u][ly][lx] = cc;
         barrier(CLK_LOCAL_MEM_FENCE);
-
-        float4 o = cc;  // faces copy u_curr
         if (upd) {
             if (ly > 0u) ym = tile[z & 1u][ly - 1u][lx];
             if (ly < BY - 1u) yp = tile[z & 1u][ly + 1u][lx];
             if (lx > 0u) left = tile[z & 1u][ly][lx - 1u].w;
             if (lx < BX - 1u) right = tile[z & 1u][ly][lx + 1u].x;
+        }
+#endif
+
+        float4 o = cc;  // faces copy u_curr
+        if (upd) {
             const float l0 = left + cc.y + ym.x + yp.x + cm.x + cp.x - 6.0f * cc.x;
             const float l1 = cc.x + cc.z + ym.y + yp.y + cm.y + cp.y - 6.0f * cc.y;
             const float l2 = cc.y + cc.w + ym.z + yp.z + cm.z + cp.z - 6.0f * cc.z;
