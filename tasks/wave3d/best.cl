@@ -81,13 +81,48 @@ float4 load4(__global const float* restrict u, size_t base, uint x0, uint nx, in
     return v;
 }
 
+#if CPU_PATH
+// The CPU path: a work-group's block is 4*BX cells by BY rows by PZ planes (the GPU path's
+// geometry), i.e. BY*PZ rows of 4*BX cells, one per work-item (BX*BY work-items, so each takes
+// PZ/BX of them), as one plain loop over the row that the compiler vectorises (PoCL vectorises
+// loops over work-items only when a work-item's code has no loop of its own). No barrier.
 __kernel __attribute__((reqd_work_group_size(BX, BY, 1)))
 void wave_step(__global const float* restrict u_prev, __global const float* restrict u_curr, __global float* restrict u_next,
                uint nx, uint ny, uint nz, float alpha)
 {
-#if !CPU_PATH
+    const int t = (int)(get_local_id(1) * BX + get_local_id(0));
+    const int w = (int)nx, h = (int)ny, d = (int)nz;
+    const int xs = (int)get_group_id(0) * (4 * BX);
+    const int xe = min(xs + 4 * BX, w);
+    const size_t sy = nx, sz = (size_t)nx * ny;
+    for (int r = t; r < BY * PZ; r += BX * BY) {
+        const int y = (int)get_group_id(1) * BY + r % BY;
+        const int z = (int)get_group_id(2) * PZ + r / BY;
+        if (y >= h || z >= d || xs >= w) continue;
+        const size_t row = (size_t)z * sz + (size_t)y * sy;
+        __global const float* c = u_curr + row;
+        __global float* o = u_next + row;
+        if (y == 0 || z == 0 || y + 1 == h || z + 1 == d) {  // face rows copy u_curr
+            for (int x = xs; x < xe; ++x) o[x] = c[x];
+            continue;
+        }
+        __global const float* pv = u_prev + row;
+        __global const float* ym = c - sy;
+        __global const float* yp = c + sy;
+        __global const float* zm = c - sz;
+        __global const float* zp = c + sz;
+        for (int x = max(xs, 1); x < min(xe, w - 1); ++x)
+            o[x] = 2.0f * c[x] - pv[x] + alpha * (c[x - 1] + c[x + 1] + ym[x] + yp[x] + zm[x] + zp[x] - 6.0f * c[x]);
+        if (xs == 0) o[0] = c[0];
+        if (xe == w) o[w - 1] = c[w - 1];
+    }
+}
+#else
+__kernel __attribute__((reqd_work_group_size(BX, BY, 1)))
+void wave_step(__global const float* restrict u_prev, __global const float* restrict u_curr, __global float* restrict u_next,
+               uint nx, uint ny, uint nz, float alpha)
+{
     __local float4 tile[2][BY][BX];  // u_curr of plane z, double-buffered by z parity
-#endif
 
     const uint lx = (uint)get_local_id(0);
     const uint ly = (uint)get_local_id(1);
@@ -125,15 +160,6 @@ void wave_step(__global const float* restrict u_prev, __global const float* rest
         if (upd_row && z + 1u < z1 && z + 2u < nz) npv = load4(u_prev, base + sz, x0, nx, vec);
         float4 ym = zero, yp = zero;
         float left = 0.0f, right = 0.0f;
-#if CPU_PATH
-        // The y- and x-neighbours straight from memory (cache hits on a CPU): no barrier.
-        if (upd) {
-            ym = load4(u_curr, base - sy, x0, nx, vec);
-            yp = load4(u_curr, base + sy, x0, nx, vec);
-            if (x0 >= 1u) left = u_curr[base + x0 - 1u];
-            if (x0 + 4u < nx) right = u_curr[base + x0 + 4u];
-        }
-#else
         // Loads that only the work-group's edges need for plane z.
         if (upd) {
             if (ly == 0u) ym = load4(u_curr, base - sy, x0, nx, vec);
@@ -151,7 +177,6 @@ void wave_step(__global const float* restrict u_prev, __global const float* rest
             if (lx > 0u) left = tile[z & 1u][ly][lx - 1u].w;
             if (lx < BX - 1u) right = tile[z & 1u][ly][lx + 1u].x;
         }
-#endif
 
         float4 o = cc;  // faces copy u_curr
         if (upd) {
@@ -180,3 +205,4 @@ void wave_step(__global const float* restrict u_prev, __global const float* rest
         pv = npv;
     }
 }
+#endif
