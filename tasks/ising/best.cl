@@ -41,9 +41,18 @@
 //   ran the general path and small fast-path lattices (nx x ny = 18x6, 50x34, 130x2, 16x2, 16x18,
 //   48x10, 34x50; 3-6 sweeps, beta 0.3-0.6) at four knob sets against a C replay of the
 //   reference: bit-exact (and a deliberately broken copy was caught).
-// NOT TIMED ON A GPU. On the CPU above (indicative only) the defaults are about 1.5x slower than
-// the seed (1024^2 x 50: 1.49 s against 1.01 s): HMUL=2's mul_hi are a win on NVIDIA's integer
-// pipes, not on AVX-512; HMUL=0 there is 2x faster than the seed (0.50 s).
+// NOT TIMED ON A GPU. On the CPU above the GPU path with HMUL=2 was about 1.5x slower than the
+// seed (1024^2 x 50: 1.49 s against 1.01 s): HMUL=2's mul_hi are a win on NVIDIA's integer
+// pipes, not on AVX-512; HMUL=0 there was 2x faster than the seed (0.50 s).
+//
+// THE CPU PATH (PATH=cpu; PATH=auto chooses it on PoCL's CPU device, whose compiler defines
+// POCL_DEVICE_ADDRESS_BITS and targets the host's architecture; every other implementation gets
+// the GPU path above). HMUL=auto (the default) is 0 there and 2 on the GPU path,
+// and the threshold table is built by every work-item in private memory instead of once per
+// group in local memory, so the CPU path has no barrier.
+// The launch geometry is the GPU path's on both paths (the host reads one set of directives).
+// PoCL runs a work-group as loops over its work-items, split at every barrier, and vectorises
+// such a loop only when a work-item's code has no loop of its own.
 // kevo: tune PATH auto gpu cpu
 // kevo: tune BX 32 64 16
 // kevo: tune BY 2 4 8 1

@@ -1,7 +1,7 @@
 // nbody best-known OpenCL kernel: an OpenCL C 1.2 port of the default path of tasks/nbody/best.cu
 // (EXPAND = 1, MX = 1): all-pairs softened gravity, one step per launch.
-// NOT TIMED ON A GPU: it has only been checked for correctness on PoCL (a 2-core CPU); the
-// performance reasoning below is best.cu's, which was measured on the H200, not this file.
+// The GPU path's performance reasoning is best.cu's (measured on the H200 with CUDA); the CPU
+// path (below) is for PoCL; timings of this file are in docs/best-kernels.md.
 //
 // What makes it fast (the ideas of best.cu):
 // - Register blocking: a work-item owns PB = 8 bodies (i = base + k * BX + tx), so one
@@ -31,8 +31,18 @@
 //   all 36 combinations of PB, SJ, TJ, NATIVE at the small profile -> ok; and a scratch harness
 //   against seed.cl (3 steps, output buffers pre-filled with NaN) at n = 1, 5, 33, 100, 257,
 //   1000, 1025, 2049 with three knob sets: within 2.4e-7 of the seed.
-// Indicative PoCL times (paper profile, 2-core CPU, says nothing about a GPU): seed / this file
-// 1.60 / 4.83 ms at n=256, 25.5 / 18.4 ms at 1024, 177 / 54 ms at 2048, held-out 512: 6.4 / 9.6 ms.
+// Indicative PoCL times of the GPU path (paper profile, 2-core CPU): seed / this file 1.60 / 4.83 ms
+// at n=256, 25.5 / 18.4 ms at 1024, 177 / 54 ms at 2048, held-out 512: 6.4 / 9.6 ms.
+//
+// THE CPU PATH (PATH=cpu; PATH=auto chooses it on PoCL's CPU device, whose compiler defines
+// POCL_DEVICE_ADDRESS_BITS and targets the host's architecture; every other implementation gets
+// the GPU path above). Work-item (tx, 0) of a group owns the group's PB bodies
+// base + k*BX + tx as the lanes of one PB-wide vector, so the loop over all j is explicit SIMD with
+// each record read once per PB bodies; the other rows of the group idle; the seed's r^-3 by rsqrt
+// (NATIVE as above); no local memory, no barrier.
+// The launch geometry is the GPU path's on both paths (the host reads one set of directives).
+// PoCL runs a work-group as loops over its work-items, split at every barrier, and vectorises
+// such a loop only when a work-item's code has no loop of its own.
 //
 // kevo: tune PATH auto gpu cpu
 // kevo: tune PB 8 4 2

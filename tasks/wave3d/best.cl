@@ -33,9 +33,19 @@
 // BY=16 PZ=64, BY=16 PZ=8 REV=0, BY=4 PZ=64, BY=8 PZ=8. A standalone PoCL harness against a
 // double-precision CPU reference (all 24 knob combinations x sizes 1x2x1, 3x3x3, 5x3x4, 7x9x11,
 // 33x17x40, 36x20x65, 50x44x38, 130x19x70, 7 steps so REV flips): all ok.
-// NOT TIMED ON A GPU. On PoCL (CPU) it is about 6-44x SLOWER than seed.cl (a barrier per plane
-// and the 4-cells-per-work-item layout defeat PoCL's vectorisation across work-items); that
-// says nothing about a GPU, the target of this design.
+// The z-chunk loop runs zero iterations for a group past the last plane (no early return before
+// its barrier, for PoCL 5's work-group generator).
+//
+// THE CPU PATH (PATH=cpu; PATH=auto chooses it on PoCL's CPU device, whose compiler defines
+// POCL_DEVICE_ADDRESS_BITS and targets the host's architecture; every other implementation gets
+// the GPU path above). A group's block of 4*BX cells x BY rows x PZ planes is BY*PZ rows;
+// work-item t takes rows t, t + BX*BY, ... as one plain loop each, which the compiler
+// vectorises; no local memory, no barrier. The GPU path was 10-100x slower than the seed on
+// PoCL 3.1 (a barrier per plane); this path is about as fast as the seed (docs/best-kernels.md).
+// The launch geometry is the GPU path's on both paths (the host reads one set of directives).
+// PoCL runs a work-group as loops over its work-items, split at every barrier, and vectorises
+// such a loop only when a work-item's code has no loop of its own.
+// The CHECKED list above is the GPU path's (PATH=gpu).
 // kevo: tune PATH auto gpu cpu
 // kevo: tune BY 8 4 16
 // kevo: tune PZ 32 16 8 64
