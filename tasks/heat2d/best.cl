@@ -27,6 +27,7 @@
 // BY=2 PY=16 REV=0, REV=0. A standalone PoCL harness against a double-precision CPU reference
 // (all 18 knob combinations x sizes 1x1, 3x3, 5x3, 7x9, 2x40, 33x17, 129x70, 130x131, 256x64,
 // so the scalar nx % 4 != 0 path and partial tiles are exercised): all ok.
+//
 // THE CPU PATH (PATH=cpu; PATH=auto chooses it on PoCL's CPU device, whose compiler defines
 // POCL_DEVICE_ADDRESS_BITS and targets the host's architecture; every other implementation gets
 // the GPU path above). Work-item t < BY*PY of a group takes row t of the group's
