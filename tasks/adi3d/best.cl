@@ -222,8 +222,9 @@ void stage_lines_now(__local float* dst, __global const float* restrict u_in, ui
         SB[((cur) ^ 1u) * (32u * WX) + w * 32u + lane] = B;                        \
     } while (0)
 // The whole 32-lane scan: values enter in buffer 0, the result is in buffer 1 after the last barrier.
+// A plain block, not do-while(0): no loop construct around its barriers at all.
 #define SCAN32(fwd)                                                                \
-    do {                                                                           \
+    {                                                                              \
         SA[w * 32u + lane] = A;                                                    \
         SB[w * 32u + lane] = B;                                                    \
         barrier(CLK_LOCAL_MEM_FENCE);                                              \
@@ -237,7 +238,7 @@ void stage_lines_now(__local float* dst, __global const float* restrict u_in, ui
         barrier(CLK_LOCAL_MEM_FENCE);                                              \
         SCAN_STEP(16u, 0u, fwd);                                                   \
         barrier(CLK_LOCAL_MEM_FENCE);                                              \
-    } while (0)
+    }
 
 __kernel __attribute__((reqd_work_group_size(32, WX, 1))) void adi_x(__global const float* restrict u_in, __global float* restrict u_out, uint nx, uint ny, uint nz, float mu)
 {

@@ -36,13 +36,14 @@
 // POCL_DEVICE_ADDRESS_BITS and targets the host's architecture). PoCL runs a work-group as loops
 // over its work-items, split at every barrier, and vectorises those loops across work-items;
 // local-memory exchanges only add passes. So the update reads its x-neighbours straight from
-// global memory (cache hits) and has no barrier, and each reduction group combines its
-// work-items' maxima in one pass (one barrier, work-item 0 loops) instead of a log2(RB) tree.
-// The geometry is the same on both paths (the host reads one set of launch directives).
+// global memory (cache hits), and in each reduction group work-item 0 alone scans the group's
+// share of the rows (1/RG of them) as plain loops; neither kernel has a barrier on this path.
+// The geometry is the same on both paths (the host reads one set of launch directives), so the
+// CPU path runs RG groups too: idle work-items cost PoCL little without a barrier (the GPU path's
+// reduction tree made RG=128 groups 9x slower than the seed there).
 //
-// Every barrier is reached by every work-item of a group in straight-line code or in loops whose
-// trip counts are compile-time constants (PoCL 5's work-group generator asserts on barriers after
-// an early return or in loops it cannot prove uniform).
+// Every barrier of the GPU path is reached by every work-item of a group in straight-line code or
+// in a loop of constant trip count (PoCL 5.0 aborted on other kernels' nested barrier loops).
 //
 // CHECKED (kevo eval gradshaf tasks/gradshaf/best.cl --backend opencl --sizes all --check-only on
 // PoCL 3.1, a 2-core CPU): see docs/best-kernels.md for the sizes, knob sets and timings.

@@ -191,6 +191,7 @@ static inline __attribute__((always_inline)) void load_ar(const int D, float* Ar
     default: break;             \
     }
 
+#if CPU_PATH
 // The CPU path's force f = A q for one chain, d = D a literal (each row unrolled, the rows not, to
 // keep 16 instances quick to compile; A from memory, where it stays cached: 4 KB at d = 32), two
 // partial sums per row.
@@ -253,6 +254,7 @@ static inline __attribute__((always_inline)) void chain_cpu(const int D, __globa
     for (int i = 0; i < D; ++i) out[i] = ok ? q[i] : qc[i];
     if (ok) accept[chain] += 1u;
 }
+#endif
 
 __kernel void hmc_step(__global const float* restrict q_in, __global float* restrict q_out, __global uint* restrict accept,
                        __global const float* restrict A, uint k, uint d, uint L, float eps, uint step, uint seed)

@@ -112,12 +112,13 @@ static inline float staged_coord(float x, float lo, float s, float L, float invL
         az = fma(fs, dz, az);                                                   \
     } while (0)
 
-// One round of the prefix sum over NSCAN slots: dst = src + src shifted by o; then a barrier.
+// One round of the prefix sum over NSCAN slots: dst = src + src shifted by o; then a barrier. A
+// plain block, not do-while(0): no loop construct around the barrier at all.
 #define SCAN_ROUND(o, src, dst)                                                     \
-    do {                                                                            \
+    {                                                                               \
         if (tid < NSCAN) (dst)[tid] = (src)[tid] + (tid >= (o) ? (src)[tid - (o)] : 0); \
         barrier(CLK_LOCAL_MEM_FENCE);                                               \
-    } while (0)
+    }
 
 __kernel void lj_clear_cells(__global uint* cell_count, uint m3)
 {
