@@ -46,7 +46,9 @@
 // in a loop of constant trip count (PoCL 5.0 aborted on other kernels' nested barrier loops).
 //
 // CHECKED (kevo eval gradshaf tasks/gradshaf/best.cl --backend opencl --sizes all --check-only on
-// PoCL 3.1, a 2-core CPU): see docs/best-kernels.md for the sizes, knob sets and timings.
+// PoCL 3.1, a 2-core CPU): ok at every small and paper size, held-out included, with the defaults
+// (the CPU path) and PATH=gpu; at small also PATH=cpu RG=8, PATH=gpu RB=128 RU=8 RG=256. Timings:
+// docs/best-kernels.md. NOT YET RUN on PoCL 5 or NVIDIA's OpenCL.
 // kevo: tune PATH auto gpu cpu
 // kevo: tune RG 128 64 256 32 8
 // kevo: tune RB 256 128
