@@ -1,7 +1,8 @@
 // `kevo bench` through the real binary on this machine's OpenCL device (PoCL here): seeds and
 // best-known kernels checked, timed and compared, peers timed beside them, a kernel folder that
 // replaces the shipped kernels, markdown output and the usage errors; every task's best-known
-// CUDA kernel through NVRTC, and every OpenCL one checked at every small size on this device.
+// CUDA kernel through NVRTC, and every OpenCL one checked at every small size on this device and
+// statically for work-group sizes that NVIDIA's OpenCL accepts.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -9,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "eval/directives.hpp"
 #include "kevo_process.hpp"
 #include "task/registry.hpp"
 
@@ -19,6 +21,29 @@ using kevo::test::slurp;
 namespace {
 
 std::string temp_path(const std::string& name) { return ::testing::TempDir() + name; }
+
+// NVIDIA's OpenCL reports CL_KERNEL_WORK_GROUP_SIZE 256 for kernels that use many registers, and
+// did so for gradshaf_axis_reduce at 1024 and adi_y at 512 work-items although both declared
+// reqd_work_group_size; 256 work-items fit any kernel (255 registers each fill 65280 of 65536).
+constexpr uint64_t kPortableWorkGroup = 256;
+
+// The kernels of `source` whose block at the default knobs exceeds kPortableWorkGroup, as
+// "kernel: block (n work-items)"; a directive the host cannot resolve is listed too.
+std::vector<std::string> oversized_default_blocks(const kevo::Task& task, const std::string& source) {
+    std::vector<std::string> found;
+    auto directives = kevo::parse_directives(source);
+    if (!directives) return {directives.error().message};
+    auto knobs = kevo::knob_values(*directives, {});
+    if (!knobs) return {knobs.error().message};
+    for (const auto& kernel : task.spec().kernels) {
+        auto geometry = kevo::resolve_geometry(*directives, kernel, *knobs);
+        if (!geometry) found.push_back(kernel.name + ": " + geometry.error().message);
+        else if (geometry->block.volume() > kPortableWorkGroup)
+            found.push_back(fmt::format("{}: block {} ({} work-items)", kernel.name, kevo::describe(geometry->block, kernel.dims),
+                                        geometry->block.volume()));
+    }
+    return found;
+}
 
 std::vector<std::string> quick_bench(std::vector<std::string> extra) {
     std::vector<std::string> args = {"bench", "--backend", "opencl", "--profile", "small", "--warmup", "1", "--repeat", "3", "--json"};
@@ -49,6 +74,23 @@ TEST(Bench, EveryOpenclBestKnownKernelIsCorrectOnThisDevice) {
         EXPECT_EQ(doc["verdict"], "ok") << task << ": " << doc.dump(2);
         EXPECT_EQ(doc["sizes"].size(), 4u) << task << ": three in-distribution sizes and the held-out one";
     }
+}
+
+TEST(Bench, EveryOpenclBestKnownKernelFitsNvidiasWorkGroupLimitAtItsDefaults) {
+    for (const auto& name : kevo::task_names()) {
+        auto task = kevo::make_task(name);
+        ASSERT_TRUE(task) << name;
+        const std::string source(kevo::task_file(name, "best.cl"));
+        EXPECT_EQ(oversized_default_blocks(**task, source), std::vector<std::string>{}) << name << "/best.cl";
+    }
+    // The check itself: gradshaf's reduction declared at 512 work-items is caught, at 256 it is not.
+    auto gradshaf = kevo::make_task("gradshaf");
+    ASSERT_TRUE(gradshaf);
+    const std::string step = "// kevo: launch gradshaf_step block=32,8\n";
+    EXPECT_EQ(oversized_default_blocks(**gradshaf, "// kevo: tune RB 512 256\n// kevo: launch gradshaf_axis_reduce block=RB grid=8\n" + step),
+              std::vector<std::string>{"gradshaf_axis_reduce: block 512 (512 work-items)"});
+    EXPECT_EQ(oversized_default_blocks(**gradshaf, "// kevo: tune RB 256 512\n// kevo: launch gradshaf_axis_reduce block=RB grid=8\n" + step),
+              std::vector<std::string>{});
 }
 
 TEST(Bench, EveryBestKnownCudaKernelCompiles) {

@@ -1,6 +1,7 @@
 // R5 multi-kernel reduction task gradshaf: Picard steps towards a fixed-boundary Grad-Shafranov
 // equilibrium. Each step is two launches: a max-reduction of psi over the interior into a
-// one-float buffer, then a weighted-Jacobi update whose source term is normalised by that maximum.
+// scratch buffer (one maximum, or per-block partial maxima), then a weighted-Jacobi update whose
+// source term is normalised by that maximum.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -22,6 +23,9 @@ constexpr double kNominalRmin = 1.0, kNominalExtent = 1.0, kNominalPaxis = 200.0
 
 enum Stream : uint64_t { constant_stream = 1, amplitude_stream = 2, noise_stream = 3, boundary_stream = 4 };
 enum Buf : int { psi_a = 0, psi_b = 1, axis_buf = 2 };
+// psi_axis holds this many floats: room for one partial maximum per block of a multi-block
+// reduction, which gradshaf_step combines (OpenCL C 1.2 has no program-scope scratch of its own).
+constexpr size_t kAxisScratch = 4096;
 
 SizeSpec grid(int64_t nr, int64_t nz, int64_t steps, bool heldout = false) {
     return {fmt::format("{}x{}x{}", nr, nz, steps), heldout, {{"nr", nr}, {"nz", nz}, {"steps", steps}}};
@@ -81,7 +85,7 @@ public:
         Case c;
         c.buffers.push_back(make_buffer<float>("psi_a", BufferRole::state, ElemType::f32, nr * nz));
         c.buffers.push_back(make_buffer<float>("psi_b", BufferRole::output, ElemType::f32, nr * nz));
-        c.buffers.push_back(make_buffer<float>("psi_axis", BufferRole::output, ElemType::f32, 1));
+        c.buffers.push_back(make_buffer<float>("psi_axis", BufferRole::output, ElemType::f32, kAxisScratch));
 
         // Outlier: every constant moves (another major radius and box, pressure, mu0, a damped
         // omega) so that a kernel recomputing dr from nr or hard-coding any of them fails. The field

@@ -27,13 +27,39 @@
 // BY=2 PY=16 REV=0, REV=0. A standalone PoCL harness against a double-precision CPU reference
 // (all 18 knob combinations x sizes 1x1, 3x3, 5x3, 7x9, 2x40, 33x17, 129x70, 130x131, 256x64,
 // so the scalar nx % 4 != 0 path and partial tiles are exercised): all ok.
-// NOT TIMED ON A GPU. On PoCL (CPU) it is about 7-20x SLOWER than seed.cl (the barrier and the
-// 4-cells-per-work-item layout defeat PoCL's vectorisation across work-items); that says nothing
-// about a GPU, the target of this design.
+//
+// THE CPU PATH (PATH=cpu; PATH=auto chooses it on PoCL's CPU device, whose compiler defines
+// POCL_DEVICE_ADDRESS_BITS and targets the host's architecture; every other implementation gets
+// the GPU path above). Work-item t < BY*PY of a group takes row t of the group's
+// 4*BX x BY*PY tile as one plain loop over its interior, which the compiler vectorises; no local
+// memory, no barrier. The GPU path was 5x slower than the seed on PoCL 3.1 (its barrier and
+// float4 layout), this path is about as fast as the seed or faster (docs/best-kernels.md).
+// The launch geometry is the GPU path's on both paths (the host reads one set of directives).
+// PoCL runs a work-group as loops over its work-items, split at every barrier, and vectorises
+// such a loop only when a work-item's code has no loop of its own.
+// The CHECKED list above is the GPU path's (PATH=gpu); both paths are checked at the small
+// profile by Bench.EveryOpenclBestKnownKernelIsCorrectOnThisDevice (the CPU path) and by hand.
+// kevo: tune PATH auto gpu cpu
 // kevo: tune BY 4 8 2
 // kevo: tune PY 8 4 16
 // kevo: tune REV 1 0
 // kevo: launch heat_step block=32,BY per_thread=4,PY
+#ifndef PATH
+#define PATH auto
+#endif
+#if defined(POCL_DEVICE_ADDRESS_BITS) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || defined(__riscv) || defined(__powerpc__))
+#define PATH_auto 2
+#else
+#define PATH_auto 1
+#endif
+#define PATH_gpu 1
+#define PATH_cpu 2
+#define PATH_ID_(p) PATH_##p
+#define PATH_ID(p) PATH_ID_(p)
+#if PATH_ID(PATH) != 1 && PATH_ID(PATH) != 2
+#error "PATH must be auto, gpu or cpu"
+#endif
+#define CPU_PATH (PATH_ID(PATH) == 2)
 #ifndef BY
 #define BY 4
 #endif
@@ -58,6 +84,33 @@ float4 load4(__global const float* restrict u, size_t row_base, uint c0, uint nx
     return v;
 }
 
+#if CPU_PATH
+// The CPU path: a work-group's tile is 4*BX cells by BY*PY rows (the GPU path's geometry); its
+// first BY*PY work-items take one row of it each, as one plain loop over the row's interior that
+// the compiler vectorises (PoCL lowers vload16 of unaligned rows to 128-bit pieces, and loops
+// over work-items vectorise only when a work-item's code has no loop). No barrier.
+__kernel __attribute__((reqd_work_group_size(BX, BY, 1)))
+void heat_step(__global const float* restrict u_in, __global float* restrict u_out, uint nx, uint ny, float alpha)
+{
+    const int t = (int)(get_local_id(1) * BX + get_local_id(0));
+    const int y = (int)get_group_id(1) * (BY * PY) + t;
+    const int xs = (int)get_group_id(0) * (4 * BX);
+    const int w = (int)nx, h = (int)ny;
+    if (t >= BY * PY || y >= h || xs >= w) return;
+    const int xe = min(xs + 4 * BX, w);
+    __global const float* c = u_in + (size_t)y * w;
+    __global float* o = u_out + (size_t)y * w;
+    if (y == 0 || y + 1 == h) {  // Dirichlet rows copy
+        for (int x = xs; x < xe; ++x) o[x] = c[x];
+        return;
+    }
+    __global const float* up = c - w;
+    __global const float* dn = c + w;
+    for (int x = max(xs, 1); x < min(xe, w - 1); ++x) o[x] = c[x] + alpha * (c[x - 1] + c[x + 1] + up[x] + dn[x] - 4.0f * c[x]);
+    if (xs == 0) o[0] = c[0];
+    if (xe == w) o[w - 1] = c[w - 1];
+}
+#else
 __kernel __attribute__((reqd_work_group_size(BX, BY, 1)))
 void heat_step(__global const float* restrict u_in, __global float* restrict u_out, uint nx, uint ny, float alpha)
 {
@@ -138,3 +191,4 @@ void heat_step(__global const float* restrict u_in, __global float* restrict u_o
         }
     }
 }
+#endif

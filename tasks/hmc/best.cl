@@ -1,7 +1,7 @@
 // hmc best-known OpenCL kernel: an OpenCL C 1.2 port of tasks/hmc/best.cu (one HMC step per launch:
-// Box-Muller momenta, L leapfrog steps, Metropolis test, for k independent chains).
-// NOT TIMED ON A GPU: it has only been checked for correctness on PoCL (a 2-core CPU); the
-// performance reasoning below is best.cu's, which was measured on the H200, not this file.
+// Box-Muller momenta, L leapfrog steps, Metropolis test, for k independent chains), with a CPU path
+// for PoCL. The GPU path's performance reasoning is best.cu's, measured on the H200 with CUDA;
+// timings of this file are in docs/best-kernels.md.
 //
 // What makes it fast (the ideas of best.cu):
 // - G = 8 work-items per chain, CB = 32 chains per work-group: work-item g of a chain owns the rows
@@ -31,6 +31,15 @@
 //   bit-identical value and takes the same Metropolis decision.
 // Knobs: every combination is valid (local memory 14.5 KB at the defaults, 24.5 KB at CB=64 G=8).
 //
+// THE CPU PATH (PATH=cpu; PATH=auto chooses it on PoCL's CPU device, whose compiler defines
+// POCL_DEVICE_ADDRESS_BITS and targets the host's architecture): one chain per work-item (row 0 of
+// the group; the other G-1 rows idle, since the host's geometry is the GPU path's), the whole
+// step in private memory with d a literal (the same switch), A read from memory (cached), no
+// local memory and no barrier. PoCL runs a work-group as loops over its work-items split at every
+// barrier, so the GPU path's barrier per leapfrog step cost it L+2 passes per step; its first
+// version timed out (60 s) at the small profile. The 16 instances take PoCL 3.1 about 15 s to
+// compile at the first launch (the rows of the product are not unrolled, for that reason).
+//
 // Checked on PoCL 3.1 (pthread CPU device, 2 cores) with the snapshot binary:
 //   kevo eval hmc tasks/hmc/best.cl --backend opencl --profile small --sizes all --check-only  -> ok, 4 sizes incl. held-out
 //   kevo eval hmc tasks/hmc/best.cl --backend opencl --profile paper --sizes all --check-only  -> ok, 4 sizes incl. held-out
@@ -42,10 +51,27 @@
 // 2.05 s / 7.70 s at d=8, 1.29 / 2.11 s at d=16, 1.26 / 1.07 s at d=32, held-out 1.34 / 1.93 s
 // (work-group barriers per leapfrog step are expensive on a CPU).
 //
+// kevo: tune PATH auto gpu cpu
 // kevo: tune G 8 4
 // kevo: tune CB 32 16 64
 // kevo: tune AREG 72 48
 // kevo: launch hmc_step block=CB,G per_thread=1
+#ifndef PATH
+#define PATH auto
+#endif
+#if defined(POCL_DEVICE_ADDRESS_BITS) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || defined(__riscv) || defined(__powerpc__))
+#define PATH_auto 2
+#else
+#define PATH_auto 1
+#endif
+#define PATH_gpu 1
+#define PATH_cpu 2
+#define PATH_ID_(p) PATH_##p
+#define PATH_ID(p) PATH_ID_(p)
+#if PATH_ID(PATH) != 1 && PATH_ID(PATH) != 2
+#error "PATH must be auto, gpu or cpu"
+#endif
+#define CPU_PATH (PATH_ID(PATH) == 2)
 #ifndef G
 #define G 8
 #endif
@@ -165,9 +191,83 @@ static inline __attribute__((always_inline)) void load_ar(const int D, float* Ar
     default: break;             \
     }
 
+#if CPU_PATH
+// The CPU path's force f = A q for one chain, d = D a literal (each row unrolled, the rows not, to
+// keep 16 instances quick to compile; A from memory, where it stays cached: 4 KB at d = 32), two
+// partial sums per row.
+static inline __attribute__((always_inline)) void matvec_cpu(const int D, __global const float* restrict A, const float* q, float* f)
+{
+#pragma unroll 1
+    for (int r = 0; r < D; ++r) {
+        float s0 = 0.0f, s1 = 0.0f;
+#pragma unroll
+        for (int c = 0; c < D; c += 2) {
+            s0 = fma(A[r * D + c], q[c], s0);
+            s1 = fma(A[r * D + c + 1], q[c + 1], s1);
+        }
+        f[r] = s0 + s1;
+    }
+}
+
+// The CPU path: one whole HMC step of one chain in one work-item, d = D a literal, so q, p and f
+// are private arrays indexed by constants; no local memory, no barrier.
+static inline __attribute__((always_inline)) void chain_cpu(const int D, __global const float* restrict q_in,
+                                                            __global float* restrict q_out, __global uint* restrict accept,
+                                                            __global const float* restrict A, uint chain, uint L, float eps,
+                                                            uint step, uint seed)
+{
+    float q[32], p[32], f[32];  // the first D elements are used
+    const uint key = seed + chain * 0x9E3779B9u;
+    const uint base = step * (uint)(D + 1);
+    __global const float* qc = q_in + (size_t)chain * D;
+#pragma unroll
+    for (int i = 0; i < D; ++i) q[i] = qc[i];
+#pragma unroll
+    for (int i = 0; i < D; i += 2) {
+        const float u1 = fmax(uniform01(key, base + (uint)i), 1e-7f);
+        const float u2 = uniform01(key, base + (uint)i + 1u);
+        const float rad = sqrt(-2.0f * log(u1));
+        p[i] = rad * cospi(2.0f * u2);
+        p[i + 1] = rad * sinpi(2.0f * u2);
+    }
+    matvec_cpu(D, A, q, f);
+    float h = 0.0f;  // -(U_old + K_old), later + (U_new + K_new)
+#pragma unroll
+    for (int i = 0; i < D; ++i) {
+        h -= 0.5f * (q[i] * f[i] + p[i] * p[i]);
+        p[i] = fma(-0.5f * eps, f[i], p[i]);
+    }
+    for (uint l = 1; l <= L; ++l) {
+#pragma unroll
+        for (int i = 0; i < D; ++i) q[i] = fma(eps, p[i], q[i]);
+        matvec_cpu(D, A, q, f);
+        const float s = l == L ? 0.5f * eps : eps;
+#pragma unroll
+        for (int i = 0; i < D; ++i) p[i] = fma(-s, f[i], p[i]);
+    }
+#pragma unroll
+    for (int i = 0; i < D; ++i) h += 0.5f * (q[i] * f[i] + p[i] * p[i]);
+    const float u = uniform01(key, base + (uint)D);
+    const bool ok = isfinite(h) && log(fmax(u, 1e-30f)) < -h;
+    __global float* out = q_out + (size_t)chain * D;
+#pragma unroll
+    for (int i = 0; i < D; ++i) out[i] = ok ? q[i] : qc[i];
+    if (ok) accept[chain] += 1u;
+}
+#endif
+
 __kernel void hmc_step(__global const float* restrict q_in, __global float* restrict q_out, __global uint* restrict accept,
                        __global const float* restrict A, uint k, uint d, uint L, float eps, uint step, uint seed)
 {
+#if CPU_PATH
+    // Work-items of local row 0 take the group's CB chains; the other G-1 rows idle (the launch
+    // geometry is the GPU path's).
+    const uint chain = (uint)get_group_id(0) * CB + (uint)get_local_id(0);
+    if (get_local_id(1) == 0 && chain < k) {
+#define CHAIN_CPU(D) chain_cpu(D, q_in, q_out, accept, A, chain, L, eps, step, seed)
+        D_SWITCH(CHAIN_CPU)
+    }
+#else
     __local float4 As4[32 * SMAX / 4];        // A, rows padded to the stride S
     __local float4 qs4[2 * CB * SMAX / 4];    // per chain: two q slots
     __local float hs[CB * G];                 // per work-item: its share of dH
@@ -269,4 +369,5 @@ __kernel void hmc_step(__global const float* restrict q_in, __global float* rest
         }
         if (g == 0 && ok) accept[chain] += 1u;
     }
+#endif
 }

@@ -41,14 +41,40 @@
 //   ran the general path and small fast-path lattices (nx x ny = 18x6, 50x34, 130x2, 16x2, 16x18,
 //   48x10, 34x50; 3-6 sweeps, beta 0.3-0.6) at four knob sets against a C replay of the
 //   reference: bit-exact (and a deliberately broken copy was caught).
-// NOT TIMED ON A GPU. On the CPU above (indicative only) the defaults are about 1.5x slower than
-// the seed (1024^2 x 50: 1.49 s against 1.01 s): HMUL=2's mul_hi are a win on NVIDIA's integer
-// pipes, not on AVX-512; HMUL=0 there is 2x faster than the seed (0.50 s).
+// NOT TIMED ON A GPU. On the CPU above the GPU path with HMUL=2 was about 1.5x slower than the
+// seed (1024^2 x 50: 1.49 s against 1.01 s): HMUL=2's mul_hi are a win on NVIDIA's integer
+// pipes, not on AVX-512; HMUL=0 there was 2x faster than the seed (0.50 s).
+//
+// THE CPU PATH (PATH=cpu; PATH=auto chooses it on PoCL's CPU device, whose compiler defines
+// POCL_DEVICE_ADDRESS_BITS and targets the host's architecture; every other implementation gets
+// the GPU path above). HMUL=auto (the default) is 0 there and 2 on the GPU path,
+// and the threshold table is built by every work-item in private memory instead of once per
+// group in local memory, so the CPU path has no barrier.
+// The launch geometry is the GPU path's on both paths (the host reads one set of directives).
+// PoCL runs a work-group as loops over its work-items, split at every barrier, and vectorises
+// such a loop only when a work-item's code has no loop of its own.
+// kevo: tune PATH auto gpu cpu
 // kevo: tune BX 32 64 16
 // kevo: tune BY 2 4 8 1
 // kevo: tune RY 8 4 2 1
-// kevo: tune HMUL 2 1 0
+// kevo: tune HMUL auto 2 1 0
 // kevo: launch ising_step block=BX,BY per_thread=16,RY
+#ifndef PATH
+#define PATH auto
+#endif
+#if defined(POCL_DEVICE_ADDRESS_BITS) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || defined(__riscv) || defined(__powerpc__))
+#define PATH_auto 2
+#else
+#define PATH_auto 1
+#endif
+#define PATH_gpu 1
+#define PATH_cpu 2
+#define PATH_ID_(p) PATH_##p
+#define PATH_ID(p) PATH_ID_(p)
+#if PATH_ID(PATH) != 1 && PATH_ID(PATH) != 2
+#error "PATH must be auto, gpu or cpu"
+#endif
+#define CPU_PATH (PATH_ID(PATH) == 2)
 #ifndef BX
 #define BX 32
 #endif
@@ -59,8 +85,16 @@
 #define RY 8
 #endif
 #ifndef HMUL
-#define HMUL 2
+#define HMUL auto
 #endif
+// HMUL=auto: 0 on the CPU path (plain shifts: AVX-512 has no use for mul_hi), 2 on the GPU path.
+#define HMUL_auto (CPU_PATH ? 0 : 2)
+#define HMUL_0 0
+#define HMUL_1 1
+#define HMUL_2 2
+#define HMUL_V_(h) HMUL_##h
+#define HMUL_V(h) HMUL_V_(h)
+#define HM HMUL_V(HMUL)
 
 // Murmur3's 32-bit finaliser: the exact hash the reference uses.
 uint fmix32(uint x)
@@ -81,7 +115,7 @@ uint threshold(float p)
     return t <= 0.0f ? 0u : (t >= 16777216.0f ? 16777216u : (uint)t);
 }
 
-#if HMUL
+#if HM
 #define SHR13(v) mul_hi((v), K13)
 #define SHR16(v) mul_hi((v), K16)
 #define SHR8(v) mul_hi((v), K24)
@@ -96,14 +130,21 @@ __kernel void ising_step(__global char* spins, __global const float* p_accept, u
     // Entries 0..15: negated thresholds by neighbour pattern (bit 0: L, 1: R, 2: U, 3: D differ);
     // entries 16..19: the constants 2^19, 2^16, 2^24, 2 for HMUL (run-time values, so that the
     // compiler keeps the mul_hi). Filled before any work-item returns.
+    // The CPU path keeps its own copy in private memory, so it has no barrier (PoCL splits a
+    // work-group's loop over its work-items at every barrier).
+#if CPU_PATH
+    uint nthr_s[20];
+    for (uint e = 0; e < 20u; ++e)
+#else
     __local uint nthr_s[20];
-    {
-        const uint lsz = (uint)(get_local_size(0) * get_local_size(1));
-        for (uint e = (uint)(get_local_id(1) * get_local_size(0) + get_local_id(0)); e < 20u; e += lsz)
-            nthr_s[e] = e < 16u ? 0u - threshold(p_accept[4u - popcount(e)])
-                                : (e == 16u ? (1u << 19) : e == 17u ? (1u << 16) : e == 18u ? (1u << 24) : 2u);
-    }
+    const uint lsz = (uint)(get_local_size(0) * get_local_size(1));
+    for (uint e = (uint)(get_local_id(1) * get_local_size(0) + get_local_id(0)); e < 20u; e += lsz)
+#endif
+        nthr_s[e] = e < 16u ? 0u - threshold(p_accept[4u - popcount(e)])
+                            : (e == 16u ? (1u << 19) : e == 17u ? (1u << 16) : e == 18u ? (1u << 24) : 2u);
+#if !CPU_PATH
     barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 
     const uint x0 = (uint)get_global_id(0) * 16u;  // first site of this work-item's strip
     const uint jb = (uint)get_global_id(1) * RY;   // first of this work-item's rows
@@ -130,10 +171,10 @@ __kernel void ising_step(__global char* spins, __global const float* p_accept, u
             eL[r] = (uint)(uchar)spins[(size_t)j * nx + xl];
             eR[r] = (uint)(uchar)spins[(size_t)j * nx + xr];
         }
-#if HMUL
+#if HM
         const uint K13 = nthr_s[16], K16 = nthr_s[17], K24 = nthr_s[18];
 #endif
-#if HMUL >= 2
+#if HM >= 2
         const uint K2 = nthr_s[19];
 #endif
         const uint shc = sh ^ (sh >> 16);
@@ -159,7 +200,7 @@ __kernel void ising_step(__global char* spins, __global const float* p_accept, u
                 const uint N3 = (N2 & 0x1C1C1C1Cu) | (dw[q] & ~0x1C1C1C1Cu);
                 const uint P = (w[q] ^ N3) & 0x3C3C3C3Cu;  // per byte: 4 * pattern
                 uint ow = w[q];
-#if HMUL >= 2
+#if HM >= 2
                 uint fl = 0u;
 #endif
                 for (int m = 0; m < 2; ++m) {
@@ -169,13 +210,13 @@ __kernel void ising_step(__global char* spins, __global const float* p_accept, u
                     x *= 0xC2B2AE35u;
                     x ^= SHR16(x);
                     const uint v = SHR8(x) + nthr;  // (x >> 8) - thr: negative iff accepted
-#if HMUL >= 2
+#if HM >= 2
                     fl += mul_hi(v, K2) * (m ? mk1 : mk0);  // v >> 31 (0/1) times the byte's mask
 #else
                     ow ^= (uint)((int)v >> 31) & (m ? mk1 : mk0);
 #endif
                 }
-#if HMUL >= 2
+#if HM >= 2
                 ow ^= fl;
 #endif
                 o[q] = ow;

@@ -1,7 +1,7 @@
 // nbody best-known OpenCL kernel: an OpenCL C 1.2 port of the default path of tasks/nbody/best.cu
 // (EXPAND = 1, MX = 1): all-pairs softened gravity, one step per launch.
-// NOT TIMED ON A GPU: it has only been checked for correctness on PoCL (a 2-core CPU); the
-// performance reasoning below is best.cu's, which was measured on the H200, not this file.
+// The GPU path's performance reasoning is best.cu's (measured on the H200 with CUDA); the CPU
+// path (below) is for PoCL; timings of this file are in docs/best-kernels.md.
 //
 // What makes it fast (the ideas of best.cu):
 // - Register blocking: a work-item owns PB = 8 bodies (i = base + k * BX + tx), so one
@@ -31,9 +31,20 @@
 //   all 36 combinations of PB, SJ, TJ, NATIVE at the small profile -> ok; and a scratch harness
 //   against seed.cl (3 steps, output buffers pre-filled with NaN) at n = 1, 5, 33, 100, 257,
 //   1000, 1025, 2049 with three knob sets: within 2.4e-7 of the seed.
-// Indicative PoCL times (paper profile, 2-core CPU, says nothing about a GPU): seed / this file
-// 1.60 / 4.83 ms at n=256, 25.5 / 18.4 ms at 1024, 177 / 54 ms at 2048, held-out 512: 6.4 / 9.6 ms.
+// Indicative PoCL times of the GPU path (paper profile, 2-core CPU): seed / this file 1.60 / 4.83 ms
+// at n=256, 25.5 / 18.4 ms at 1024, 177 / 54 ms at 2048, held-out 512: 6.4 / 9.6 ms.
 //
+// THE CPU PATH (PATH=cpu; PATH=auto chooses it on PoCL's CPU device, whose compiler defines
+// POCL_DEVICE_ADDRESS_BITS and targets the host's architecture; every other implementation gets
+// the GPU path above). Work-item (tx, 0) of a group owns the group's PB bodies
+// base + k*BX + tx as the lanes of one PB-wide vector, so the loop over all j is explicit SIMD with
+// each record read once per PB bodies; the other rows of the group idle; the seed's r^-3 by rsqrt
+// (NATIVE as above); no local memory, no barrier.
+// The launch geometry is the GPU path's on both paths (the host reads one set of directives).
+// PoCL runs a work-group as loops over its work-items, split at every barrier, and vectorises
+// such a loop only when a work-item's code has no loop of its own.
+//
+// kevo: tune PATH auto gpu cpu
 // kevo: tune PB 8 4 2
 // kevo: tune SJ 64 32 16
 // kevo: tune TJ 16 8
@@ -51,6 +62,22 @@
 #ifndef NATIVE
 #define NATIVE 1
 #endif
+#ifndef PATH
+#define PATH auto
+#endif
+#if defined(POCL_DEVICE_ADDRESS_BITS) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || defined(__riscv) || defined(__powerpc__))
+#define PATH_auto 2
+#else
+#define PATH_auto 1
+#endif
+#define PATH_gpu 1
+#define PATH_cpu 2
+#define PATH_ID_(p) PATH_##p
+#define PATH_ID(p) PATH_ID_(p)
+#if PATH_ID(PATH) != 1 && PATH_ID(PATH) != 2
+#error "PATH must be auto, gpu or cpu"
+#endif
+#define CPU_PATH (PATH_ID(PATH) == 2)
 #define BX 4                          // work-group width: must equal the 4 of the launch directive
 
 #define NT (BX * SJ)                  // work-items per group
@@ -77,6 +104,63 @@ static inline float4 load_record(__global const float4* restrict pos, __global c
     return q;
 }
 
+#if CPU_PATH
+// The CPU path: work-item (tx, 0) of a group owns the PB bodies base + k*BX + tx of the GPU path
+// (the other rows idle) and holds them as the lanes of PBx vectors, so the j loop is explicit SIMD;
+// each record is read once per PB bodies; no local memory, no barrier.
+#if PB == 8
+#define VEC float8
+#elif PB == 4
+#define VEC float4
+#else
+#define VEC float2
+#endif
+typedef union { VEC v; float s[PB]; } Lanes;
+
+__kernel void nbody_step(__global const float4* restrict pos_in, __global float4* restrict pos_out,
+                         __global const float4* restrict vel_in, __global float4* restrict vel_out,
+                         __global const float* restrict mass, uint n, float dt, float eps, float G)
+{
+    if (get_local_id(1) != 0) return;  // no barrier in this kernel
+    const uint tx = (uint)get_local_id(0), base = (uint)get_group_id(0) * BPB;
+    Lanes px, py, pz;
+#pragma unroll
+    for (int k = 0; k < PB; ++k) {
+        const uint i = base + (uint)k * BX + tx;
+        const float4 p = pos_in[i < n ? i : n - 1u];
+        px.s[k] = p.x;
+        py.s[k] = p.y;
+        pz.s[k] = p.z;
+    }
+    const VEC eps2 = (VEC)(eps * eps);
+    VEC ax = (VEC)(0.0f), ay = (VEC)(0.0f), az = (VEC)(0.0f);
+    for (uint j = 0; j < n; ++j) {
+        const float4 q = pos_in[j];
+        const VEC dx = (VEC)(q.x) - px.v, dy = (VEC)(q.y) - py.v, dz = (VEC)(q.z) - pz.v;
+        const VEC r2 = fma(dz, dz, fma(dy, dy, fma(dx, dx, eps2)));  // j == i adds nothing: d = 0
+        const VEC inv = RSQRT(r2);
+        const VEC s = (VEC)(mass[j]) * (inv * inv * inv);
+        ax = fma(s, dx, ax);
+        ay = fma(s, dy, ay);
+        az = fma(s, dz, az);
+    }
+    const Lanes lx = {ax}, ly = {ay}, lz = {az};
+    const float gdt = G * dt;
+#pragma unroll
+    for (int k = 0; k < PB; ++k) {
+        const uint i = base + (uint)k * BX + tx;
+        if (i < n) {
+            const float4 p = pos_in[i];
+            float4 v = vel_in[i];
+            v.x = fma(gdt, lx.s[k], v.x);
+            v.y = fma(gdt, ly.s[k], v.y);
+            v.z = fma(gdt, lz.s[k], v.z);
+            vel_out[i] = v;
+            pos_out[i] = (float4)(fma(v.x, dt, p.x), fma(v.y, dt, p.y), fma(v.z, dt, p.z), p.w);
+        }
+    }
+}
+#else
 __kernel void nbody_step(__global const float4* restrict pos_in, __global float4* restrict pos_out,
                          __global const float4* restrict vel_in, __global float4* restrict vel_out,
                          __global const float* restrict mass, uint n, float dt, float eps, float G)
@@ -208,3 +292,4 @@ __kernel void nbody_step(__global const float4* restrict pos_in, __global float4
         }
     }
 }
+#endif

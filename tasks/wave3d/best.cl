@@ -33,13 +33,40 @@
 // BY=16 PZ=64, BY=16 PZ=8 REV=0, BY=4 PZ=64, BY=8 PZ=8. A standalone PoCL harness against a
 // double-precision CPU reference (all 24 knob combinations x sizes 1x2x1, 3x3x3, 5x3x4, 7x9x11,
 // 33x17x40, 36x20x65, 50x44x38, 130x19x70, 7 steps so REV flips): all ok.
-// NOT TIMED ON A GPU. On PoCL (CPU) it is about 6-44x SLOWER than seed.cl (a barrier per plane
-// and the 4-cells-per-work-item layout defeat PoCL's vectorisation across work-items); that
-// says nothing about a GPU, the target of this design.
+// The z-chunk loop runs zero iterations for a group past the last plane (no early return before
+// its barrier, for PoCL 5's work-group generator).
+//
+// THE CPU PATH (PATH=cpu; PATH=auto chooses it on PoCL's CPU device, whose compiler defines
+// POCL_DEVICE_ADDRESS_BITS and targets the host's architecture; every other implementation gets
+// the GPU path above). A group's block of 4*BX cells x BY rows x PZ planes is BY*PZ rows;
+// work-item t takes rows t, t + BX*BY, ... as one plain loop each, which the compiler
+// vectorises; no local memory, no barrier. The GPU path was 10-100x slower than the seed on
+// PoCL 3.1 (a barrier per plane); this path is about as fast as the seed (docs/best-kernels.md).
+// The launch geometry is the GPU path's on both paths (the host reads one set of directives).
+// PoCL runs a work-group as loops over its work-items, split at every barrier, and vectorises
+// such a loop only when a work-item's code has no loop of its own.
+// The CHECKED list above is the GPU path's (PATH=gpu).
+// kevo: tune PATH auto gpu cpu
 // kevo: tune BY 8 4 16
 // kevo: tune PZ 32 16 8 64
 // kevo: tune REV 1 0
 // kevo: launch wave_step block=32,BY,1 per_thread=4,1,PZ
+#ifndef PATH
+#define PATH auto
+#endif
+#if defined(POCL_DEVICE_ADDRESS_BITS) && (defined(__x86_64__) || defined(__i386__) || defined(__aarch64__) || defined(__arm__) || defined(__riscv) || defined(__powerpc__))
+#define PATH_auto 2
+#else
+#define PATH_auto 1
+#endif
+#define PATH_gpu 1
+#define PATH_cpu 2
+#define PATH_ID_(p) PATH_##p
+#define PATH_ID(p) PATH_ID_(p)
+#if PATH_ID(PATH) != 1 && PATH_ID(PATH) != 2
+#error "PATH must be auto, gpu or cpu"
+#endif
+#define CPU_PATH (PATH_ID(PATH) == 2)
 #ifndef BY
 #define BY 8
 #endif
@@ -64,6 +91,43 @@ float4 load4(__global const float* restrict u, size_t base, uint x0, uint nx, in
     return v;
 }
 
+#if CPU_PATH
+// The CPU path: a work-group's block is 4*BX cells by BY rows by PZ planes (the GPU path's
+// geometry), i.e. BY*PZ rows of 4*BX cells, one per work-item (BX*BY work-items, so each takes
+// PZ/BX of them), as one plain loop over the row that the compiler vectorises (PoCL vectorises
+// loops over work-items only when a work-item's code has no loop of its own). No barrier.
+__kernel __attribute__((reqd_work_group_size(BX, BY, 1)))
+void wave_step(__global const float* restrict u_prev, __global const float* restrict u_curr, __global float* restrict u_next,
+               uint nx, uint ny, uint nz, float alpha)
+{
+    const int t = (int)(get_local_id(1) * BX + get_local_id(0));
+    const int w = (int)nx, h = (int)ny, d = (int)nz;
+    const int xs = (int)get_group_id(0) * (4 * BX);
+    const int xe = min(xs + 4 * BX, w);
+    const size_t sy = nx, sz = (size_t)nx * ny;
+    for (int r = t; r < BY * PZ; r += BX * BY) {
+        const int y = (int)get_group_id(1) * BY + r % BY;
+        const int z = (int)get_group_id(2) * PZ + r / BY;
+        if (y >= h || z >= d || xs >= w) continue;
+        const size_t row = (size_t)z * sz + (size_t)y * sy;
+        __global const float* c = u_curr + row;
+        __global float* o = u_next + row;
+        if (y == 0 || z == 0 || y + 1 == h || z + 1 == d) {  // face rows copy u_curr
+            for (int x = xs; x < xe; ++x) o[x] = c[x];
+            continue;
+        }
+        __global const float* pv = u_prev + row;
+        __global const float* ym = c - sy;
+        __global const float* yp = c + sy;
+        __global const float* zm = c - sz;
+        __global const float* zp = c + sz;
+        for (int x = max(xs, 1); x < min(xe, w - 1); ++x)
+            o[x] = 2.0f * c[x] - pv[x] + alpha * (c[x - 1] + c[x + 1] + ym[x] + yp[x] + zm[x] + zp[x] - 6.0f * c[x]);
+        if (xs == 0) o[0] = c[0];
+        if (xe == w) o[w - 1] = c[w - 1];
+    }
+}
+#else
 __kernel __attribute__((reqd_work_group_size(BX, BY, 1)))
 void wave_step(__global const float* restrict u_prev, __global const float* restrict u_curr, __global float* restrict u_next,
                uint nx, uint ny, uint nz, float alpha)
@@ -80,9 +144,8 @@ void wave_step(__global const float* restrict u_prev, __global const float* rest
     if (u_curr > u_next) bz = ngz - 1u - bz;  // alternate the sweep direction
 #endif
     const uint chunk = (nz + ngz - 1u) / ngz;  // <= PZ with the declared geometry
-    const uint z0 = bz * chunk;
-    if (z0 >= nz) return;  // the whole work-group (z0 depends on the group only)
-    const uint z1 = min(z0 + chunk, nz);
+    const uint z0 = min(bz * chunk, nz);
+    const uint z1 = min(z0 + chunk, nz);  // no planes left: no iterations (no return before the barrier)
     const int act = x0 < nx && y < ny;  // this work-item owns cells
     const int vec = (nx & 3u) == 0u;
     const size_t sy = nx, sz = (size_t)nx * ny;
@@ -105,9 +168,9 @@ void wave_step(__global const float* restrict u_prev, __global const float* rest
         float4 ncp = zero, npv = zero;
         if (act && z + 1u < z1 && z + 2u < nz) ncp = load4(u_curr, base + 2u * sz, x0, nx, vec);
         if (upd_row && z + 1u < z1 && z + 2u < nz) npv = load4(u_prev, base + sz, x0, nx, vec);
-        // Loads that only the work-group's edges need for plane z.
         float4 ym = zero, yp = zero;
         float left = 0.0f, right = 0.0f;
+        // Loads that only the work-group's edges need for plane z.
         if (upd) {
             if (ly == 0u) ym = load4(u_curr, base - sy, x0, nx, vec);
             if (ly == BY - 1u) yp = load4(u_curr, base + sy, x0, nx, vec);
@@ -118,13 +181,15 @@ void wave_step(__global const float* restrict u_prev, __global const float* rest
         // work-items that have not reached this barrier, hence the double buffer.
         tile[z & 1u][ly][lx] = cc;
         barrier(CLK_LOCAL_MEM_FENCE);
-
-        float4 o = cc;  // faces copy u_curr
         if (upd) {
             if (ly > 0u) ym = tile[z & 1u][ly - 1u][lx];
             if (ly < BY - 1u) yp = tile[z & 1u][ly + 1u][lx];
             if (lx > 0u) left = tile[z & 1u][ly][lx - 1u].w;
             if (lx < BX - 1u) right = tile[z & 1u][ly][lx + 1u].x;
+        }
+
+        float4 o = cc;  // faces copy u_curr
+        if (upd) {
             const float l0 = left + cc.y + ym.x + yp.x + cm.x + cp.x - 6.0f * cc.x;
             const float l1 = cc.x + cc.z + ym.y + yp.y + cm.y + cp.y - 6.0f * cc.y;
             const float l2 = cc.y + cc.w + ym.z + yp.z + cm.z + cp.z - 6.0f * cc.z;
@@ -150,3 +215,4 @@ void wave_step(__global const float* restrict u_prev, __global const float* rest
         pv = npv;
     }
 }
+#endif
