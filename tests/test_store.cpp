@@ -149,7 +149,7 @@ TEST(StoreRuns, CreateLoadUpdateEveryField) {
     EXPECT_EQ(loaded->proposer, "tune");
     EXPECT_EQ(loaded->strategy, "one-plus-one");
     EXPECT_EQ(loaded->settings, run.settings);
-    EXPECT_EQ(loaded->status, "running");
+    EXPECT_EQ(loaded->status, RunStatus::running);
     EXPECT_EQ(loaded->iterations_done, 0);
     EXPECT_FALSE(loaded->seed_score.has_value());
     EXPECT_FALSE(loaded->best_score.has_value());
@@ -166,7 +166,7 @@ TEST(StoreRuns, CreateLoadUpdateEveryField) {
     ASSERT_TRUE(best) << best.error().message;
     RunRecord updated = *loaded;
     updated.created_at = "1999-01-01T00:00:00Z";  // must not be rewritten by update_run
-    updated.status = "finished";
+    updated.status = RunStatus::finished;
     updated.iterations_done = 12;
     updated.seed_score = 0.125;
     updated.best_score = 0.875;
@@ -176,7 +176,7 @@ TEST(StoreRuns, CreateLoadUpdateEveryField) {
 
     auto reloaded = store->load_run(run.run_id);
     ASSERT_TRUE(reloaded) << reloaded.error().message;
-    EXPECT_EQ(reloaded->status, "finished");
+    EXPECT_EQ(reloaded->status, RunStatus::finished);
     EXPECT_EQ(reloaded->iterations_done, 12);
     ASSERT_TRUE(reloaded->seed_score.has_value());
     EXPECT_DOUBLE_EQ(*reloaded->seed_score, 0.125);
@@ -244,7 +244,7 @@ TEST(StoreRuns, ListNewestFirstWithInterruptedRule) {
     const int gone = dead_pid();
 
     RunRecord old_finished = make_run("r-old", "2026-01-01T00:00:00Z");
-    old_finished.status = "finished";
+    old_finished.status = RunStatus::finished;
     old_finished.pid = gone;  // a finished run stays finished whatever its pid
     RunRecord alive = make_run("r-alive", "2026-03-01T00:00:00Z");  // our own pid: running
     RunRecord killed = make_run("r-killed", "2026-02-01T00:00:00Z");
@@ -260,15 +260,15 @@ TEST(StoreRuns, ListNewestFirstWithInterruptedRule) {
     EXPECT_EQ((*runs)[1].run_id, "r-nopid");  // ties broken by insertion order, newest first
     EXPECT_EQ((*runs)[2].run_id, "r-killed");
     EXPECT_EQ((*runs)[3].run_id, "r-old");
-    EXPECT_EQ((*runs)[0].status, "running");
-    EXPECT_EQ((*runs)[1].status, "interrupted");
-    EXPECT_EQ((*runs)[2].status, "interrupted");
-    EXPECT_EQ((*runs)[3].status, "finished");
+    EXPECT_EQ((*runs)[0].status, RunStatus::running);
+    EXPECT_EQ((*runs)[1].status, RunStatus::interrupted);
+    EXPECT_EQ((*runs)[2].status, RunStatus::interrupted);
+    EXPECT_EQ((*runs)[3].status, RunStatus::finished);
 
     // load_run applies the same rule; the file itself is not rewritten.
     auto one = store->load_run("r-killed");
     ASSERT_TRUE(one);
-    EXPECT_EQ(one->status, "interrupted");
+    EXPECT_EQ(one->status, RunStatus::interrupted);
     EXPECT_EQ(raw_query(path, "SELECT status FROM runs WHERE run_id = 'r-killed'"), "running");
 }
 
@@ -812,7 +812,7 @@ TEST(StoreCrash, WriterKilledMidRunKeepsEveryCommittedIteration) {
     ASSERT_TRUE(store);
     auto run = store->load_run("r-crash");
     ASSERT_TRUE(run) << run.error().message;
-    EXPECT_EQ(run->status, "interrupted");  // "running" on disk, its process gone
+    EXPECT_EQ(run->status, RunStatus::interrupted);  // "running" on disk, its process gone
     EXPECT_GE(run->iterations_done, kWait);
 
     auto its = store->load_iterations("r-crash");

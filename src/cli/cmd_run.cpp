@@ -1,12 +1,18 @@
 // `kevo run TASK`: a search (CLI.md "kevo run"), or `--resume RUN_ID` to continue one.
+#include <unistd.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "backend/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "core/files.hpp"
+#include "core/interrupt.hpp"
 #include "core/rng.hpp"
 #include "report/eval_text.hpp"
 #include "search/loop.hpp"
@@ -21,16 +27,35 @@ namespace kevo::cli {
 
 namespace {
 
+// The run's own defaults live in RunOptions (search/loop.hpp); the CLI takes them from there.
+const RunOptions kRunDefaults{};
+
 struct RunCliOptions {
     DeviceOptions device;
-    std::string task, profile, proposer = "tune", strategy = "one-plus-one", model, base_url, command, replay_dir,
-                resume, db = "kevo.db", roofline = "static", output_dir = "kevo-runs";
-    int iterations = 20, warmup = 3, repeat = 10, stagnation = 6, gate_rounds = 3, max_tokens = 8192, retries = 4;
-    double max_cost = 0, max_wall = 0, timeout = 60, temperature = 0.7, request_timeout = 300, command_timeout = 600,
-           price_in = 0, price_out = 0, retry_backoff = 1.0;
+    std::string task, profile, proposer = "tune", strategy = kRunDefaults.strategy, model, base_url, command, replay_dir,
+                resume, db = "kevo.db", roofline = "static", output_dir = "kevo-runs", from;
+    int iterations = kRunDefaults.iterations, warmup = kRunDefaults.warmup, repeat = kRunDefaults.repeat,
+        stagnation = kRunDefaults.stagnation_window, gate_rounds = kRunDefaults.gate_rounds, max_tokens = 8192,
+        retries = 4;
+    double max_cost = 0, max_wall = 0, timeout = kRunDefaults.timeout_s, temperature = 0.7, request_timeout = 300,
+           command_timeout = 600, price_in = 0, price_out = 0, retry_backoff = 1.0;
     uint64_t seed = 0;
     bool seed_given = false, json = false;
+    std::vector<std::string> given;  // the options named on the command line (what --resume may not change)
 };
+
+// What a resume may change: the budgets. Everything else would change what the stored iterations mean.
+const std::set<std::string> kResumeMayChange = {"--resume", "--db", "--json", "--iterations", "--max-wall", "--max-cost"};
+
+// --out must take files before any work is done (not only after the search).
+Expected<void> check_writable_folder(const std::string& folder) {
+    const std::filesystem::path probe = std::filesystem::path(folder) / fmt::format(".kevo-write-test-{}", ::getpid());
+    if (auto w = write_file_atomic(probe, "kevo\n"); !w)
+        return make_error(fmt::format("--out {}: cannot write there ({})", folder, w.error().message));
+    std::error_code ec;
+    std::filesystem::remove(probe, ec);
+    return {};
+}
 
 // The proposer's settings, stored with a run and restored by --resume: one list for both.
 template <class Visit>
@@ -84,8 +109,17 @@ Expected<std::unique_ptr<Proposer>> make_proposer(const RunCliOptions& o) {
     return make_error(fmt::format("unknown proposer '{}'; expected tune, llm, cmd or replay", o.proposer));
 }
 
-// improved and no_gain succeed; a best that failed the gate is 1, so that scripts notice.
-int exit_status(RunOutcome outcome) { return outcome == RunOutcome::best_failed_gate ? kExitRejected : kExitOk; }
+// improved and no_gain succeed; a best that failed the gate is 1, so that scripts notice; a run
+// stopped by a signal ends as the signal would (128 + its number), resumable.
+int exit_status(RunOutcome outcome) {
+    switch (outcome) {
+        case RunOutcome::improved:
+        case RunOutcome::no_gain: return kExitOk;
+        case RunOutcome::best_failed_gate: return kExitRejected;
+        case RunOutcome::interrupted: return 128 + interrupt_signal();
+    }
+    return kExitUsage;
+}
 
 std::string num(const std::optional<double>& v, const char* format) {
     return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
@@ -107,8 +141,20 @@ std::string outcome_text(const RunSummary& s) {
         case RunOutcome::best_failed_gate:
             return fmt::format("best_failed_gate: the search's best ({}) failed the gate; handed out {}",
                                s.rejected ? iteration_name(s.rejected->iteration) : "-", iteration_name(s.recommended));
+        case RunOutcome::interrupted:
+            return fmt::format("interrupted: {} after iteration {}, before the gate", s.stop_reason, s.iterations);
     }
     return {};
+}
+
+std::string interrupted_text(const RunSummary& s, const std::string& db) {
+    std::string out = fmt::format("\nrun {} ({}) {} after iteration {}; it is marked interrupted.\n", s.run_id, s.task,
+                                  s.stop_reason, s.iterations);
+    if (!s.best_path.empty())
+        out += fmt::format("  best so far   {} (score {}, the seed's {}), not yet through the held-out gate\n",
+                           iteration_name(s.recommended), num(s.best_score, "{:.4f}"), num(s.seed_score, "{:.4f}"));
+    if (!s.best_path.empty()) out += fmt::format("  best kernel   {}\n", s.best_path);
+    return out + fmt::format("  resume with   kevo run --resume {} --db {}", s.run_id, db);
 }
 
 std::string summary_text(const RunSummary& s, const std::string& db) {
@@ -140,9 +186,19 @@ std::string failed_gate_warning(const RunSummary& s) {
 }
 
 int run(RunCliOptions& o) {
+    if (!o.resume.empty()) {
+        if (!o.task.empty()) return fail(fmt::format("--resume {} continues a stored run; give no TASK with it", o.resume));
+        for (const auto& name : o.given)
+            if (!kResumeMayChange.count(name))
+                return fail(fmt::format("--resume {} continues the run with its stored settings, so {} cannot change "
+                                        "there: drop it to resume, or start a new run. A resume may change --iterations "
+                                        "(to search further), --max-wall and --max-cost", o.resume, name));
+    }
+    install_interrupt_handlers();
     auto store = Store::open(o.db);
     if (!store) return fail(store.error().message);
     RunOptions options;
+    RunExtension extension;
     if (!o.resume.empty()) {
         auto record = (*store)->load_run(o.resume);
         if (!record) return fail(record.error().message);
@@ -153,6 +209,10 @@ int run(RunCliOptions& o) {
         const auto& s = options.settings;
         o.proposer = options.proposer;
         for_each_proposer_setting(o, [&](const char* key, auto& value) { value = s.value(key, value); });
+        auto given = [&](const char* name) { return std::count(o.given.begin(), o.given.end(), name) > 0; };
+        if (given("--iterations")) extension.iterations = o.iterations;
+        if (given("--max-wall")) extension.max_wall_s = o.max_wall;
+        if (given("--max-cost")) extension.max_cost_usd = o.max_cost;
     } else {
         if (o.task.empty()) return fail("kevo run needs a TASK (or --resume RUN_ID)");
         if (auto task = make_task(o.task); !task) return fail(task.error().message);
@@ -174,6 +234,17 @@ int run(RunCliOptions& o) {
         options.roofline = o.roofline == "workload" ? RooflineMode::workload : RooflineMode::static_peak;
         options.seed = o.seed_given ? o.seed : rng::fresh_seed() & 0xFFFFFFFFull;
         options.output_dir = o.output_dir;
+        if (!o.from.empty()) {
+            auto from_backend = backend_for_file(options.backend, o.from);
+            if (!from_backend) return fail("--from: " + from_backend.error().message);
+            if (*from_backend != options.backend)
+                return fail(fmt::format("--from {}: the file is for the {} backend, the run is on {} (give --backend {})",
+                                        o.from, *from_backend, options.backend, *from_backend));
+            auto source = read_text_file(o.from);
+            if (!source) return fail("--from: " + source.error().message);
+            options.from_file = o.from;
+            options.from_source = std::move(*source);
+        }
         options.settings = nlohmann::json::object();
         for_each_proposer_setting(o, [&](const char* key, const auto& value) { options.settings[key] = value; });
     }
@@ -181,6 +252,8 @@ int run(RunCliOptions& o) {
         return fail(fmt::format("--strategy {} is not implemented yet; one-plus-one is", options.strategy));
     auto proposer = make_proposer(o);
     if (!proposer) return fail(proposer.error().message);
+    if (auto w = check_writable_folder(options.output_dir.empty() ? "kevo-runs" : options.output_dir); !w)
+        return fail(w.error().message);
 
     EvaluatorOptions eo;
     eo.backend = options.backend;
@@ -191,9 +264,10 @@ int run(RunCliOptions& o) {
     if (o.resume.empty()) options.profile = resolve_profile(o.profile, *info);
 
     SearchLoop loop(evaluator, **store, **proposer, [&](const std::string& line) { say(o.json, line); });
-    auto summary = o.resume.empty() ? loop.start(options) : loop.resume(o.resume);
+    auto summary = o.resume.empty() ? loop.start(options) : loop.resume(o.resume, extension);
     if (!summary) return fail(summary.error().message);
     if (o.json) print_json(*summary);
+    else if (summary->outcome == RunOutcome::interrupted) say(false, interrupted_text(*summary, o.db));
     else say(false, summary_text(*summary, o.db));
     if (summary->outcome == RunOutcome::best_failed_gate) say(o.json, failed_gate_warning(*summary));
     return exit_status(summary->outcome);
@@ -208,37 +282,58 @@ void setup_run(CLI::App& app, int& exit_code) {
     add_device_options(*cmd, o->device);
     add_profile_option(*cmd, o->profile);
     add_json_option(*cmd, o->json);
-    cmd->add_option("--proposer", o->proposer, "tune (built-in, default), llm, cmd or replay")
+    cmd->add_option("--proposer", o->proposer, "tune (built-in), llm, cmd or replay")
+        ->capture_default_str()
         ->check(CLI::IsMember({"tune", "llm", "cmd", "replay"}));
-    cmd->add_option("--iterations", o->iterations, "proposals after the seed (default 20)")->check(CLI::Range(0, 100000));
-    cmd->add_option("--strategy", o->strategy, "one-plus-one (default)");
+    cmd->add_option("--iterations", o->iterations, "proposals after the seed (with --resume: search further, to N)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 100000));
+    cmd->add_option("--strategy", o->strategy, "one-plus-one")->capture_default_str();
+    cmd->add_option("--from", o->from,
+                    "start from your own kernel FILE instead of the shipped seed (iteration 1; the seed stays the "
+                    "gate's baseline)");
     cmd->add_option("--model", o->model, "LLM model name (llm)");
     cmd->add_option("--base-url", o->base_url, "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (llm); key from KEVO_API_KEY or OPENAI_API_KEY");
-    cmd->add_option("--temperature", o->temperature, "sampling temperature (llm, default 0.7)");
-    cmd->add_option("--max-tokens", o->max_tokens, "answer token limit (llm, default 8192)");
-    cmd->add_option("--request-timeout", o->request_timeout, "seconds per HTTP request (llm, default 300)");
-    cmd->add_option("--retries", o->retries, "retries after HTTP 429/5xx or a timeout (llm, default 4)");
-    cmd->add_option("--retry-backoff", o->retry_backoff, "first retry delay in seconds, doubling (llm, default 1)");
-    cmd->add_option("--price-in", o->price_in, "USD per million prompt tokens, for cost accounting (llm)");
-    cmd->add_option("--price-out", o->price_out, "USD per million completion tokens (llm)");
+    cmd->add_option("--temperature", o->temperature, "sampling temperature (llm)")->capture_default_str()->check(finite_range(0, 2));
+    cmd->add_option("--max-tokens", o->max_tokens, "answer token limit (llm)")->capture_default_str()->check(CLI::Range(1, 10000000));
+    cmd->add_option("--request-timeout", o->request_timeout, "seconds per HTTP request (llm)")
+        ->capture_default_str()
+        ->check(finite_range(1, 86400));
+    cmd->add_option("--retries", o->retries, "retries after HTTP 429/5xx or a timeout (llm)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 100));
+    cmd->add_option("--retry-backoff", o->retry_backoff, "first retry delay in seconds, doubling (llm)")
+        ->capture_default_str()
+        ->check(finite_range(0, 3600));
+    cmd->add_option("--price-in", o->price_in, "USD per million prompt tokens, for cost accounting (llm)")->check(finite_range(0, 1e6));
+    cmd->add_option("--price-out", o->price_out, "USD per million completion tokens (llm)")->check(finite_range(0, 1e6));
     cmd->add_option("--command", o->command, "program that reads the prompt on stdin and answers on stdout (cmd)");
-    cmd->add_option("--command-timeout", o->command_timeout, "seconds the command may take per proposal (cmd, default 600)");
+    cmd->add_option("--command-timeout", o->command_timeout, "seconds the command may take per proposal (cmd)")
+        ->capture_default_str()
+        ->check(finite_range(1, 86400));
     cmd->add_option("--replay", o->replay_dir, "folder of candidate files, used in name order (replay)");
     cmd->add_option("--resume", o->resume, "continue the interrupted run RUN_ID");
-    cmd->add_option("--max-cost", o->max_cost, "stop once this many USD are spent (llm)");
-    cmd->add_option("--max-wall", o->max_wall, "stop after this many seconds");
-    cmd->add_option("--stagnation", o->stagnation, "iterations without improvement before optimisation dropout (default 6)");
-    cmd->add_option("--gate-rounds", o->gate_rounds, "interleaved rounds per kernel the gate examines (default 3)")
+    cmd->add_option("--max-cost", o->max_cost, "stop once this many USD are spent (llm)")->check(finite_range(0, 1e9));
+    cmd->add_option("--max-wall", o->max_wall, "stop after this many seconds")->check(finite_range(0, 1e9));
+    cmd->add_option("--stagnation", o->stagnation, "iterations without improvement before optimisation dropout (0: never)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 100000));
+    cmd->add_option("--gate-rounds", o->gate_rounds, "interleaved rounds per kernel the gate examines")
+        ->capture_default_str()
         ->check(CLI::Range(1, 99));
-    cmd->add_option("--warmup", o->warmup, "untimed runs per size (default 3)");
-    cmd->add_option("--repeat", o->repeat, "timed runs per size (default 10)");
-    cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds (default 60)");
-    cmd->add_option("--roofline", o->roofline, "static or workload")->check(CLI::IsMember({"static", "workload"}));
-    cmd->add_option("--db", o->db, "SQLite store (default kevo.db)");
-    cmd->add_option("--out", o->output_dir, "folder for best kernels (default kevo-runs)");
+    cmd->add_option("--warmup", o->warmup, "untimed runs per size")->capture_default_str()->check(CLI::Range(0, 1000));
+    cmd->add_option("--repeat", o->repeat, "timed runs per size")->capture_default_str()->check(CLI::Range(1, 10000));
+    cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds")
+        ->capture_default_str()
+        ->check(finite_range(0.1, 86400.0));
+    cmd->add_option("--roofline", o->roofline, "static or workload")->capture_default_str()->check(CLI::IsMember({"static", "workload"}));
+    cmd->add_option("--db", o->db, "SQLite store")->capture_default_str();
+    cmd->add_option("--out", o->output_dir, "folder for best kernels (a folder per run inside)")->capture_default_str();
     auto* seed = cmd->add_option("--seed", o->seed, "seed of the proposer's randomness and the correctness inputs");
-    cmd->callback([&exit_code, o, seed] {
+    cmd->callback([&exit_code, o, seed, cmd] {
         o->seed_given = seed->count() > 0;
+        for (const CLI::Option* option : cmd->get_options())
+            if (option->count() > 0 && !option->get_lnames().empty()) o->given.push_back("--" + option->get_lnames().front());
         exit_code = run(*o);
     });
 }

@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "core/interrupt.hpp"
 #include "eval/static_scan.hpp"
 #include "task/registry.hpp"
 
@@ -64,6 +65,7 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
         return where;
     };
     auto on_event = [&](const nlohmann::json* event) -> std::optional<std::string> {
+        if (interrupt_requested()) return std::string("interrupted");
         const auto now = Clock::now();
         if (event && event->value("event", "") == "stage") {
             if (is_candidate_stage(stage)) candidate_seconds += seconds_between(stage_start, now);
@@ -91,6 +93,9 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
     };
 
     auto outcome = client_.exchange({{"op", compile_only ? "compile" : "eval"}, {"request", to_json(request)}}, {"result", "error", "fatal"}, on_event);
+    // Ctrl-C or SIGTERM stopped the evaluation: that says nothing about the candidate.
+    if (outcome.kind == ExchangeOutcome::Kind::killed && interrupt_requested())
+        return make_error(fmt::format("interrupted by {}", interrupt_signal_name()));
     switch (outcome.kind) {
         case ExchangeOutcome::Kind::killed:
             return base_result(Verdict::timeout, outcome.detail + "; the worker was killed and will be restarted");
@@ -118,6 +123,7 @@ Expected<Calibration> Evaluator::calibrate(bool quick) {
     if (!info) return info.error();
     auto outcome = client_.exchange({{"op", "calibrate"}, {"quick", quick}}, {"calibration", "error", "fatal"},
                                     [&](const nlohmann::json* event) -> std::optional<std::string> {
+                                        if (interrupt_requested()) return std::string("interrupted");
                                         if (event && event->value("event", "") == "progress" && options_.progress)
                                             options_.progress(event->value("message", ""));
                                         return std::nullopt;

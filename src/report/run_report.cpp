@@ -16,7 +16,7 @@ std::string num(const nlohmann::json& v, const char* format = "{:.4f}") {
 
 nlohmann::json run_json(const RunRecord& r) {
     return {{"run_id", r.run_id}, {"task", r.task}, {"backend", r.backend}, {"device", r.device}, {"profile", r.profile},
-            {"proposer", r.proposer}, {"strategy", r.strategy}, {"status", r.status}, {"created_at", r.created_at},
+            {"proposer", r.proposer}, {"strategy", r.strategy}, {"status", run_status_name(r.status)}, {"created_at", r.created_at},
             {"updated_at", r.updated_at}, {"iterations_done", r.iterations_done}, {"seed_score", opt(r.seed_score)},
             {"best_score", opt(r.best_score)}, {"best_candidate_id", opt(r.best_candidate_id)}, {"settings", r.settings},
             {"summary", r.summary}};
@@ -44,11 +44,6 @@ std::string render_gate_text(const nlohmann::json& rows) {
 Expected<nlohmann::json> run_report_json(Store& store, const std::string& run_id) {
     auto run = store.load_run(run_id);
     if (!run) return run.error();
-    // list_runs knows whether a "running" run's process is gone.
-    auto runs = store.list_runs();
-    if (runs)
-        for (const auto& r : *runs)
-            if (r.run_id == run_id) run->status = r.status;
     nlohmann::json doc = run_json(*run);
     auto iterations = store.load_iterations(run_id);
     if (!iterations) return iterations.error();
@@ -92,11 +87,13 @@ std::string render_run_text(const nlohmann::json& d) {
                                   d["task"].get<std::string>(), d["status"].get<std::string>(), d["device"].get<std::string>(),
                                   d["backend"].get<std::string>(), d["profile"].get<std::string>(),
                                   d["proposer"].get<std::string>(), d["created_at"].get<std::string>());
-    out += fmt::format("\n{:>5}  {:<14} {:<14} {:>8}  {:<3}  {}\n", "iter", "status", "verdict", "score", "acc", "note / diagnostics");
+    // The score is the candidate's own evaluation in the search (in-distribution sizes); the gate's
+    // side-by-side figures are in the gate table below. Notes are whole: the decision comes last.
+    out += fmt::format("\n{:>5}  {:<14} {:<14} {:>8}  {:<3}  {}\n", "iter", "status", "verdict", "search S", "acc",
+                       "note / diagnostics");
     for (const auto& it : d["iterations"]) {
         std::string note = it["note"].get<std::string>();
         if (it["verdict"].is_string() && it["verdict"] != "ok") note = it["diagnostics"].get<std::string>();
-        if (note.size() > 100) note = note.substr(0, 97) + "...";
         for (auto& c : note)
             if (c == '\n') c = ' ';
         out += fmt::format("{:>5}  {:<14} {:<14} {:>8}  {:<3}  {}\n", it["iteration"].get<int>(), it["status"].get<std::string>(),
@@ -117,6 +114,51 @@ std::string render_run_text(const nlohmann::json& d) {
                                s["rejected"].value("reason", ""), s["rejected"].value("detail", ""));
     }
     if (d["tokens"].get<int>() > 0) out += fmt::format("tokens {}, cost ${:.4f}\n", d["tokens"].get<int>(), d["cost_usd"].get<double>());
+    return out;
+}
+
+Expected<nlohmann::json> iteration_report_json(Store& store, const std::string& run_id, int iteration) {
+    auto run = store.load_run(run_id);
+    if (!run) return run.error();
+    auto iterations = store.load_iterations(run_id);
+    if (!iterations) return iterations.error();
+    for (const auto& it : *iterations) {
+        if (it.iteration != iteration) continue;
+        nlohmann::json doc = {{"run_id", run_id}, {"task", run->task}, {"iteration", it.iteration}, {"status", it.status},
+                              {"verdict", it.verdict}, {"score", opt(it.score)}, {"accepted", it.accepted},
+                              {"dropout", it.dropout}, {"note", it.note}, {"diagnostics", it.diagnostics},
+                              {"prompt_tokens", it.prompt_tokens}, {"completion_tokens", it.completion_tokens},
+                              {"cost_usd", it.cost_usd}, {"seconds", it.seconds}, {"prompt", it.prompt},
+                              {"answer", it.answer}, {"result", it.result}, {"source", nullptr}};
+        if (it.candidate_id) {
+            auto candidate = store.load_candidate(*it.candidate_id);
+            if (!candidate) return candidate.error();
+            doc["source"] = candidate->source;
+            doc["defines"] = candidate->defines;
+        }
+        return doc;
+    }
+    return make_error(fmt::format("run {} has no iteration {} (it has {} recorded, 0..{})", run_id, iteration,
+                                  iterations->size(), iterations->empty() ? 0 : iterations->back().iteration));
+}
+
+std::string render_iteration_text(const nlohmann::json& d) {
+    auto section = [](const char* title, const nlohmann::json& text) {
+        const std::string body = text.is_string() ? text.get<std::string>() : std::string();
+        return fmt::format("\n--- {} ---\n{}{}", title, body.empty() ? "(none)" : body,
+                           !body.empty() && body.back() == '\n' ? "" : "\n");
+    };
+    std::string out = fmt::format("run {}  {}  iteration {}: {}{}{}, search S {}{}\n", d["run_id"].get<std::string>(),
+                                  d["task"].get<std::string>(), d["iteration"].get<int>(), d["status"].get<std::string>(),
+                                  d["verdict"].get<std::string>().empty() ? "" : " " + d["verdict"].get<std::string>(),
+                                  d["accepted"].get<bool>() ? " (accepted)" : "", num(d["score"]),
+                                  d["dropout"].get<bool>() ? "; began with an optimisation dropout" : "");
+    out += fmt::format("note: {}\ndiagnostics: {}\ntokens {} + {}, cost ${:.4f}, {:.1f} s\n", d["note"].get<std::string>(),
+                       d["diagnostics"].get<std::string>(), d["prompt_tokens"].get<int>(), d["completion_tokens"].get<int>(),
+                       d["cost_usd"].get<double>(), d["seconds"].get<double>());
+    out += section("prompt", d["prompt"]);
+    out += section("answer", d["answer"]);
+    out += section("candidate source", d["source"]);
     return out;
 }
 

@@ -13,7 +13,7 @@
 namespace kevo {
 namespace {
 
-constexpr const char* kOutcomes[] = {"improved", "no_gain", "best_failed_gate"};
+constexpr const char* kOutcomes[] = {"improved", "no_gain", "best_failed_gate", "interrupted"};
 constexpr size_t kDetailChars = 240;
 
 const SizeResult* find_size(const EvalResult& r, const std::string& label) {
@@ -187,7 +187,7 @@ void from_json(const nlohmann::json& j, RunOutcome& outcome) {
             return;
         }
     throw nlohmann::json::other_error::create(
-        501, fmt::format("outcome: '{}' is not one of improved, no_gain, best_failed_gate", name), &j);
+        501, fmt::format("outcome: '{}' is not one of improved, no_gain, best_failed_gate, interrupted", name), &j);
 }
 
 const GateExamination* GateReport::rejected() const {

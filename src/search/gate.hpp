@@ -23,6 +23,7 @@ enum class RunOutcome {
     improved,          // the search's best passed the gate and is not the seed
     no_gain,           // nothing beat the seed; the seed is handed out
     best_failed_gate,  // the search's best failed the gate; an earlier incumbent (or the seed) is handed out
+    interrupted,       // stopped by Ctrl-C / SIGTERM before the gate: the best so far is on disk, resumable
 };
 const char* outcome_name(RunOutcome outcome);
 void to_json(nlohmann::json& j, RunOutcome outcome);

@@ -31,4 +31,16 @@ std::string apply_knob_defaults(const std::string& source, const std::map<std::s
     return out;
 }
 
+std::string strip_kevo_header(const std::string& source) {
+    size_t pos = 0;
+    if (source.compare(0, 12, "// kevo run ") != 0) return source;
+    // The header is the leading block of comment lines.
+    while (pos < source.size() && source.compare(pos, 2, "//") == 0) {
+        const size_t end = source.find('\n', pos);
+        if (end == std::string::npos) return {};
+        pos = end + 1;
+    }
+    return source.substr(pos);
+}
+
 }  // namespace kevo

@@ -9,4 +9,8 @@ namespace kevo {
 
 std::string apply_knob_defaults(const std::string& source, const std::map<std::string, std::string>& values);
 
+// The source without the "// kevo run ..." header lines a written best kernel starts with, so a
+// kernel handed back (--from) does not collect one header per run.
+std::string strip_kevo_header(const std::string& source);
+
 }  // namespace kevo

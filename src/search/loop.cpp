@@ -9,14 +9,18 @@
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/clock.hpp"
 #include "core/files.hpp"
 #include "core/hash.hpp"
+#include "core/interrupt.hpp"
 #include "core/rng.hpp"
+#include "eval/directives.hpp"
 #include "search/knob_defaults.hpp"
 #include "search/promotion.hpp"
 #include "search/search_state.hpp"
+#include "store/run_lock.hpp"
 #include "task/registry.hpp"
 
 namespace kevo {
@@ -25,9 +29,25 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// A candidate's identity: its source up to line endings and trailing blanks, with the knob values
+// in force (the declared defaults filled in), so that a model echoing the seed, or spelling out a
+// default, is a duplicate and not evaluated again.
 std::string candidate_hash(const std::string& source, const std::map<std::string, std::string>& defines) {
-    std::string text = source;
-    for (const auto& [k, v] : defines) text += "\n-D" + k + "=" + v;
+    std::string text;
+    size_t line_start = 0;
+    for (size_t i = 0; i <= source.size(); ++i) {
+        if (i < source.size() && source[i] != '\n') continue;
+        std::string_view line(source.data() + line_start, i - line_start);
+        while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
+        text.append(line);
+        text += '\n';
+        line_start = i + 1;
+    }
+    while (text.size() > 1 && text[text.size() - 1] == '\n' && text[text.size() - 2] == '\n') text.pop_back();
+    std::map<std::string, std::string> in_force = defines;
+    if (auto directives = parse_directives(source))
+        if (auto values = knob_values(*directives, defines)) in_force = std::move(*values);
+    for (const auto& [k, v] : in_force) text += "\n-D" + k + "=" + v;
     return hex64(hash64(text));
 }
 
@@ -107,13 +127,24 @@ public:
           state_(options.history, options.stagnation_window) {}
 
     Expected<RunSummary> drive() {
+        auto summary = drive_to_the_end();
+        if (!summary) return stopped_by(summary.error());
+        return summary;
+    }
+
+private:
+    Expected<RunSummary> drive_to_the_end() {
         if (auto r = replay_stored(); !r) return r.error();
         if (!state_.started()) {
             if (auto r = evaluate_seed(); !r) return r.error();
         }
+        if (!options_.from_file.empty() && state_.last_iteration() == 0) {
+            if (auto r = evaluate_from(); !r) return r.error();
+        }
         ceilings_ = state_.seed().attempt.result.ceilings;
         stop_reason_ = fmt::format("{} iterations", options_.iterations);
-        for (int it = state_.last_iteration() + 1; it <= options_.iterations; ++it) {
+        for (int it = state_.last_iteration() + 1; it <= last_iteration(); ++it) {
+            if (interrupt_requested()) return interrupted();
             if (auto spent = budget_spent()) {
                 stop_reason_ = *spent;
                 break;
@@ -122,10 +153,49 @@ public:
             if (!more) return more.error();
             if (!*more) break;
         }
+        if (interrupt_requested()) return interrupted();
         return finish();
     }
 
-private:
+    // The last iteration's number: --iterations proposals after the seed (and after the user's own
+    // starting kernel, which is iteration 1, when there is one).
+    int last_iteration() const { return options_.iterations + (options_.from_file.empty() ? 0 : 1); }
+
+    // Ctrl-C / SIGTERM are not failures: the run winds down with its best so far on disk. Any other
+    // error ends it too: before its first iteration (the seed, the device) it failed; after, it is
+    // interrupted, and resumable.
+    Expected<RunSummary> stopped_by(const Error& error) {
+        if (interrupt_requested()) return interrupted();
+        run_.status = state_.started() && !fatal_ ? RunStatus::interrupted : RunStatus::failed;
+        if (run_.status == RunStatus::failed) run_.summary = {{"error", error.message}};
+        if (auto r = store_.update_run(run_); !r) return make_error(error.message + "; and " + r.error().message);
+        return error;
+    }
+
+    Expected<RunSummary> interrupted() {
+        run_.status = RunStatus::interrupted;
+        if (auto r = store_.update_run(run_); !r) return r.error();
+        RunSummary s;
+        s.run_id = run_.run_id;
+        s.task = options_.task;
+        s.proposer = options_.proposer;
+        s.outcome = RunOutcome::interrupted;
+        s.stop_reason = fmt::format("interrupted by {}", interrupt_signal_name());
+        s.iterations = run_.iterations_done;
+        s.cost_usd = state_.cost_usd();
+        if (state_.started()) {
+            const auto& best = state_.incumbent();
+            s.recommended = best.attempt.iteration;
+            s.seed_score = state_.seed().attempt.result.score;
+            s.best_score = best.attempt.result.score;
+            s.ceilings = best.attempt.result.ceilings;
+            auto path = write_best_so_far();
+            if (!path) return path.error();
+            s.best_path = *path;
+        }
+        return s;
+    }
+
     Evaluator& evaluator_;
     Store& store_;
     Proposer& proposer_;
@@ -139,6 +209,7 @@ private:
     SearchState state_;
     CeilingsUsed ceilings_;  // those the seed was scored against: shown to the proposer
     std::string stop_reason_;
+    bool fatal_ = false;  // the run cannot go on (its --from kernel is wrong): failed, not interrupted
 
     void say(const std::string& line) const {
         if (progress_) progress_(line);
@@ -173,15 +244,53 @@ private:
             run_.best_candidate_id = rec.candidate_id;
         }
         run_.iterations_done = rec.iteration;
-        return store_.update_run(run_);
+        if (auto r = store_.update_run(run_); !r) return r;
+        // The best so far is on disk at every promotion: a kill during the gate leaves it there.
+        if (rec.accepted && rec.iteration > 0)
+            if (auto w = write_best_so_far(); !w) return w.error();
+        return {};
     }
+
+    std::filesystem::path run_dir() const {
+        return std::filesystem::path(options_.output_dir.empty() ? "kevo-runs" : options_.output_dir) / run_.run_id;
+    }
+
+    // best.<suffix> before the gate: the incumbent, marked as not yet through the gate.
+    Expected<std::string> write_best_so_far() const {
+        const auto& best = state_.incumbent();
+        const std::string path = (run_dir() / ("best." + suffix_)).string();
+        const std::string status = fmt::format("best so far (not yet through the held-out gate; run {} stopped or is "
+                                               "still running)", run_.run_id);
+        if (auto w = write_file_atomic(path, standalone_kernel(best.attempt, status)); !w) return w.error();
+        return path;
+    }
+
+    // A kernel file that stands alone: the tuned knob values are its #define defaults, and a header
+    // says where it came from.
+    std::string standalone_kernel(const Attempt& a, const std::string& status) const {
+        std::vector<std::string> launch, knobs;
+        for (const auto& k : a.result.resources)
+            launch.push_back(fmt::format("{} block={} per_thread={}", k.kernel, fmt::join(k.block, "x"),
+                                         fmt::join(k.per_thread, "x")));
+        for (const auto& [name, value] : a.result.defines) knobs.push_back(name + "=" + value);
+        const auto score = [](const std::optional<double>& v) { return v ? fmt::format("{:.4f}", *v) : std::string("-"); };
+        std::string header = fmt::format(
+            "// kevo run {}: {}, {} of the search ({} proposer), on {} ({}), profile {}\n"
+            "// score S {} (the seed's {}); {}\n// launch: {}; knobs: {}\n// written {}\n",
+            run_.run_id, options_.task, a.iteration == 0 ? std::string("the seed") : fmt::format("iteration {}", a.iteration),
+            options_.proposer, device_.name, options_.backend, options_.profile, score(a.result.score),
+            score(state_.seed().attempt.result.score), status, launch.empty() ? "-" : fmt::format("{}", fmt::join(launch, "; ")),
+            knobs.empty() ? "none" : fmt::format("{}", fmt::join(knobs, " ")), utc_now_iso8601());
+        return header + apply_knob_defaults(strip_kevo_header(a.source), a.result.defines);
+    }
+
 
     Expected<void> replay_stored() {
         auto recorded = store_.load_iterations(run_.run_id);
         if (!recorded) return recorded.error();
         for (const auto& rec : *recorded) {
             std::optional<StoredAttempt> evaluated;
-            if (rec.status == "evaluated" && rec.candidate_id) {
+            if ((rec.status == "evaluated" || rec.status == kFromStatus) && rec.candidate_id) {
                 auto candidate = store_.load_candidate(*rec.candidate_id);
                 if (!candidate) return candidate.error();
                 auto result = eval_result_from_json(rec.result);
@@ -226,7 +335,40 @@ private:
         rec.seconds = seconds_since(t0);
         run_.seed_score = result->score;
         if (auto r = record(rec, StoredAttempt{*id, hash, Attempt{0, source, result->defines, *result}}); !r) return r;
-        say(fmt::format("[{:>3}/{}] seed: score {}", 0, options_.iterations, score_text(result->score)));
+        say(fmt::format("[{:>3}/{}] seed: score {}", 0, last_iteration(), score_text(result->score)));
+        return {};
+    }
+
+    // Iteration 1 of a run started --from the user's kernel: it must be correct, and it becomes the
+    // incumbent whatever its score (the seed stays the side-by-side baseline of the gate).
+    Expected<void> evaluate_from() {
+        const std::string& source = options_.from_source;
+        const auto t0 = Clock::now();
+        auto result = evaluate(Attempt{1, source, {}, {}}, SizeSelection::in);
+        if (!result) return result.error();
+        if (result->verdict != Verdict::ok) {
+            fatal_ = true;
+            return make_error(fmt::format("--from {}: the kernel is {}: {}", options_.from_file,
+                                          verdict_name(result->verdict), result->diagnostics));
+        }
+        const std::string hash = candidate_hash(source, result->defines);
+        auto id = store_.add_candidate({0, run_.run_id, hash, state_.seed().candidate_id, "from", source, result->defines});
+        if (!id) return id.error();
+        IterationRecord rec;
+        rec.run_id = run_.run_id;
+        rec.iteration = 1;
+        rec.candidate_id = *id;
+        rec.status = kFromStatus;
+        rec.verdict = "ok";
+        rec.score = result->score;
+        rec.diagnostics = result->diagnostics;
+        rec.accepted = true;
+        rec.note = fmt::format("from {}: the starting point (the seed stays the gate's baseline)", options_.from_file);
+        rec.result = to_json(*result);
+        rec.seconds = seconds_since(t0);
+        if (auto r = record(rec, StoredAttempt{*id, hash, Attempt{1, source, result->defines, *result}}); !r) return r;
+        say(fmt::format("[{:>3}/{}] from {}: score {} (the seed's {})", 1, last_iteration(), options_.from_file,
+                        score_text(result->score), score_text(state_.seed().attempt.result.score)));
         return {};
     }
 
@@ -262,7 +404,7 @@ private:
         const bool dropout = state_.dropout_due();
         if (dropout)
             say(fmt::format("[{:>3}/{}] no improvement for {} iterations: history dropped, asking for a different approach",
-                            it, options_.iterations, options_.stagnation_window));
+                            it, last_iteration(), options_.stagnation_window));
         const auto t0 = Clock::now();
         const Proposal proposal = proposer_.propose(context(it, dropout));
         if (proposal.status == Proposal::Status::exhausted) {
@@ -284,7 +426,7 @@ private:
         }
         rec.seconds = seconds_since(t0);
         if (auto r = record(rec, evaluated); !r) return r.error();
-        say(fmt::format("[{:>3}/{}] {}{}  best {}", it, options_.iterations,
+        say(fmt::format("[{:>3}/{}] {}{}  best {}", it, last_iteration(),
                         proposal.note.empty() ? "" : proposal.note.substr(0, 60) + ": ", line,
                         score_text(state_.incumbent().attempt.result.score)));
         return true;
@@ -348,7 +490,7 @@ private:
         RunSummary summary = summarize(*report);
         if (auto w = write_kernels(*report, summary); !w) return w.error();
         if (auto s = store_gate(*report); !s) return s.error();
-        run_.status = "finished";
+        run_.status = RunStatus::finished;
         run_.best_score = summary.best_score;
         run_.best_candidate_id = report->recommended().candidate_id;
         run_.summary = summary;
@@ -385,14 +527,21 @@ private:
     // search's best when it failed, under a name that says why.
     Expected<void> write_kernels(const GateReport& report, RunSummary& summary) const {
         namespace fs = std::filesystem;
-        const fs::path dir = fs::path(options_.output_dir.empty() ? "kevo-runs" : options_.output_dir) / run_.run_id;
+        const fs::path dir = run_dir();
         std::error_code ec;
         for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
             if (it->path().filename().string().rfind("rejected-", 0) == 0) fs::remove(it->path(), ec);  // an earlier, interrupted gate's
         auto write = [&](const GateExamination& e, const std::string& name) -> Expected<std::string> {
             const Attempt& a = incumbent_with_id(e.candidate_id).attempt;
             const std::string path = (dir / (name + "." + suffix_)).string();
-            if (auto w = write_file_atomic(path, apply_knob_defaults(a.source, a.result.defines)); !w) return w.error();
+            const std::string status =
+                e.passed ? fmt::format("passed the held-out gate (outcome {}): held-out Phi {}, speed-up over the seed {} "
+                                       "in distribution, {} held-out", outcome_name(report.outcome),
+                                       e.heldout_fraction ? fmt::format("{:.4f}", *e.heldout_fraction) : "-",
+                                       e.speedup ? fmt::format("{:.3f}x", *e.speedup) : "-",
+                                       e.heldout_speedup ? fmt::format("{:.3f}x", *e.heldout_speedup) : "-")
+                         : fmt::format("FAILED the held-out gate ({}): {}", e.reason, e.detail);
+            if (auto w = write_file_atomic(path, standalone_kernel(a, status)); !w) return w.error();
             return path;
         };
         auto best = write(report.recommended(), "best");
@@ -446,18 +595,35 @@ Expected<RunSummary> SearchLoop::start(const RunOptions& options) {
     run.settings = options;
     run.created_at = run.updated_at = utc_now_iso8601();
     run.pid = static_cast<int>(::getpid());
+    auto lock = RunLock::acquire(store_.path(), run.run_id);
+    if (!lock) return lock.error();
     if (auto r = store_.create_run(run); !r) return r.error();
     return drive(std::move(run), options);
 }
 
-Expected<RunSummary> SearchLoop::resume(const std::string& run_id) {
+Expected<RunSummary> SearchLoop::resume(const std::string& run_id, const RunExtension& extension) {
+    // The lock first: a run another process is driving must not be read, changed or driven here.
+    auto lock = RunLock::acquire(store_.path(), run_id);
+    if (!lock) return lock.error();
     auto run = store_.load_run(run_id);
     if (!run) return run.error();
-    if (run->status == "finished") return make_error(fmt::format("run {} has already finished; nothing to resume", run_id));
     auto options = run_options_from_json(run->settings);
     if (!options) return make_error(fmt::format("run {}: {}", run_id, options.error().message));
+    const bool longer = extension.iterations && *extension.iterations > options->iterations;
+    if (run->status == RunStatus::finished && !longer)
+        return make_error(fmt::format("run {} has already finished ({} iterations); to search further, give "
+                                      "--iterations N with N > {}", run_id, options->iterations, options->iterations));
+    if (extension.iterations) options->iterations = *extension.iterations;
+    if (extension.max_wall_s) options->max_wall_s = *extension.max_wall_s;
+    if (extension.max_cost_usd) options->max_cost_usd = *extension.max_cost_usd;
+    if (run->status == RunStatus::finished) {
+        // Searching on after the gate: its verdict no longer holds, and it runs again at the end.
+        if (auto r = store_.clear_heldout(run_id); !r) return r.error();
+        run->summary = nullptr;
+    }
+    run->settings = *options;
     run->pid = static_cast<int>(::getpid());
-    run->status = "running";
+    run->status = RunStatus::running;
     if (auto r = store_.update_run(*run); !r) return r.error();
     return drive(*run, *options);
 }

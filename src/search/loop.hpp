@@ -38,6 +38,8 @@ struct RunOptions {
     RooflineMode roofline = RooflineMode::static_peak;
     uint64_t seed = 0;              // proposer randomness and correctness inputs
     std::string output_dir;         // where best.<suffix> is written (a folder per run inside)
+    std::string from_file;          // --from: the user's starting kernel (iteration 1), its path ...
+    std::string from_source;        // ... and its text as read at the start (a resume does not reread it)
     nlohmann::json settings;        // the command line as given, stored with the run
 };
 
@@ -74,14 +76,22 @@ KEVO_JSON_FIELDS(RunSummary, run_id, task, proposer, outcome, recommended, itera
                  speedup_spread, heldout_fraction, heldout_seed_fraction, heldout_speedup, heldout_speedup_spread,
                  heldout_best_verdict, best_path, rejected, gate, ceilings, stop_reason, cost_usd)
 
+// What `kevo run --resume` may change: a longer search or larger budgets (nothing that would change
+// what the stored iterations mean).
+struct RunExtension {
+    std::optional<int> iterations;
+    std::optional<double> max_wall_s, max_cost_usd;
+};
+
 class SearchLoop {
 public:
     SearchLoop(Evaluator& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress);
 
     // A new run.
     Expected<RunSummary> start(const RunOptions& options);
-    // Continues the run `run_id` (options come from the store).
-    Expected<RunSummary> resume(const std::string& run_id);
+    // Continues the run `run_id` (options come from the store, extended by `extension`); refused
+    // while another process holds the run. A finished run continues only when extended.
+    Expected<RunSummary> resume(const std::string& run_id, const RunExtension& extension = {});
 
 private:
     Evaluator& evaluator_;
@@ -94,7 +104,8 @@ private:
 
 // The options as stored with a run (RunRecord::settings); a field a stored run lacks keeps its default.
 KEVO_JSON_FIELDS(RunOptions, task, backend, device, profile, proposer, strategy, iterations, max_wall_s, max_cost_usd,
-                 stagnation_window, history, gate_rounds, warmup, repeat, timeout_s, roofline, seed, output_dir, settings)
+                 stagnation_window, history, gate_rounds, warmup, repeat, timeout_s, roofline, seed, output_dir, from_file,
+                 from_source, settings)
 Expected<RunOptions> run_options_from_json(const nlohmann::json& j);
 
 }  // namespace kevo

@@ -17,7 +17,9 @@ void SearchState::apply(const IterationRecord& record, const std::optional<Store
     last_iteration_ = record.iteration;
     cost_usd_ += record.cost_usd;
     seconds_ += record.seconds;
-    if (record.iteration > 0) ++proposals_;
+    // The user's own starting kernel (--from) is not a proposal: the proposer never made it.
+    const bool proposal = record.iteration > 0 && record.status != kFromStatus;
+    if (proposal) ++proposals_;
     // The dropout came before the proposal: the proposer saw no history and was asked for a
     // different approach, and the count towards the next dropout starts again.
     if (record.dropout) {
@@ -35,7 +37,7 @@ void SearchState::apply(const IterationRecord& record, const std::optional<Store
     } else {
         ++since_improvement_;
     }
-    if (record.iteration > 0) {
+    if (proposal) {
         previous_ = evaluated->attempt;
         history_.push_back(evaluated->attempt);
         while (static_cast<int>(history_.size()) > history_limit_) history_.pop_front();

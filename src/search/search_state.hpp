@@ -19,6 +19,9 @@
 
 namespace kevo {
 
+// The status of the iteration that holds the user's starting kernel (`kevo run --from FILE`).
+inline constexpr const char* kFromStatus = "from";
+
 // A candidate that was evaluated, with its identity in the store.
 struct StoredAttempt {
     int64_t candidate_id = 0;
@@ -33,7 +36,7 @@ public:
     SearchState(int history_limit, int stagnation_window);
 
     // The effect of one iteration. `evaluated` is the candidate the iteration evaluated (status
-    // "evaluated"); absent for no code, proposer errors and duplicates.
+    // "evaluated", or kFromStatus); absent for no code, proposer errors and duplicates.
     void apply(const IterationRecord& record, const std::optional<StoredAttempt>& evaluated);
 
     // Whether the iteration about to be proposed begins with an optimisation dropout.

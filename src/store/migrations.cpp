@@ -132,6 +132,20 @@ Expected<void> apply_pending(sqlite3* db, const std::string& path) {
 
 int latest_schema_version() { return static_cast<int>(kMigrations.size()); }
 
+Expected<void> require_current_schema(sqlite3* db, const std::string& path) {
+    auto version = read_user_version(db, path);
+    if (!version) return version.error();
+    if (auto ok = check_not_newer(*version, path); !ok) return ok;
+    if (*version == 0)
+        return make_error(fmt::format("{}: not a kevo store (it holds no kevo tables); give the store a run wrote "
+                                      "with --db", path));
+    if (*version < latest_schema_version())
+        return make_error(fmt::format("{}: written by an older kevo (schema {}, this one reads {}); any command that "
+                                      "writes to it (kevo run --resume, with write access) migrates it first",
+                                      path, *version, latest_schema_version()));
+    return {};
+}
+
 Expected<void> migrate_schema(sqlite3* db, const std::string& path) {
     // Most opens find the schema current: check without taking the write lock.
     auto version = read_user_version(db, path);

@@ -17,4 +17,7 @@ int latest_schema_version();
 // wait for it and then find nothing left to do). Refuses a database newer than this build.
 Expected<void> migrate_schema(sqlite3* db, const std::string& path);
 
+// For a read-only connection: the schema must already be this build's (nothing is written).
+Expected<void> require_current_schema(sqlite3* db, const std::string& path);
+
 }  // namespace kevo

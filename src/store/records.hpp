@@ -12,18 +12,25 @@
 
 namespace kevo {
 
+// running: its process holds the run's lock. interrupted: stopped before its gate (Ctrl-C, a kill,
+// a crash; read so when the process is gone) and resumable. failed: could not get through its
+// first iteration (the seed, the device); the reason is in the summary. finished: through the gate.
+enum class RunStatus { running, finished, interrupted, failed };
+const char* run_status_name(RunStatus status);
+std::optional<RunStatus> parse_run_status(const std::string& name);
+
 struct RunRecord {
     std::string run_id;            // "r" + UTC timestamp + random suffix, unique
     std::string task, backend, device, profile;
     std::string proposer, strategy;
     nlohmann::json settings;       // every option the run was started with (for --resume and reports)
-    std::string status = "running";  // "running" | "finished" | "interrupted" (running but its process is gone)
+    RunStatus status = RunStatus::running;
     std::string created_at, updated_at;  // ISO-8601 UTC
     int iterations_done = 0;       // iterations fully recorded (the seed evaluation is iteration 0)
     std::optional<double> seed_score, best_score;
     std::optional<int64_t> best_candidate_id;
     nlohmann::json summary;        // the final summary (held-out gate etc.) once finished
-    int pid = 0;                   // process that runs it, to tell "running" from "interrupted"
+    int pid = 0;                   // process that ran it last (the run's lock says who holds it now)
 };
 
 struct CandidateRecord {

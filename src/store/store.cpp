@@ -15,6 +15,7 @@
 
 #include "core/clock.hpp"
 #include "store/migrations.hpp"
+#include "store/run_lock.hpp"
 #include "store/sqlite_statement.hpp"
 
 namespace kevo {
@@ -57,8 +58,15 @@ bool process_alive(int pid) {
     return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
 }
 
-std::string effective_status(const std::string& status, int pid) {
-    if (status == "running" && !process_alive(pid)) return "interrupted";
+// A run stored as running is running only while its lock is held; a run of an older kevo (no lock
+// file) while its process lives.
+RunStatus effective_status(RunStatus status, int pid, const std::string& db_path, const std::string& run_id) {
+    if (status != RunStatus::running) return status;
+    switch (RunLock::probe(db_path, run_id)) {
+        case RunLock::State::held: return RunStatus::running;
+        case RunLock::State::free: return RunStatus::interrupted;
+        case RunLock::State::absent: return process_alive(pid) ? RunStatus::running : RunStatus::interrupted;
+    }
     return status;
 }
 
@@ -79,7 +87,9 @@ Expected<RunRecord> read_run(const Statement& stmt, const std::string& path) {
     if (!settings) return settings.error();
     run.settings = std::move(*settings);
     run.pid = static_cast<int>(stmt.int64(16));
-    run.status = effective_status(stmt.text(8), run.pid);
+    const auto status = parse_run_status(stmt.text(8));
+    if (!status) return make_error(fmt::format("{}: run '{}' has an unknown status '{}'", path, run.run_id, stmt.text(8)));
+    run.status = effective_status(*status, run.pid, path, run.run_id);
     run.created_at = stmt.text(9);
     run.updated_at = stmt.text(10);
     run.iterations_done = static_cast<int>(stmt.int64(11));
@@ -134,13 +144,16 @@ int exec_setting(sqlite3* db, const char* sql) {
 }
 
 // Opens the connection and applies the settings every kevo connection uses.
-Expected<sqlite3*> open_connection(const std::string& path) {
+Expected<sqlite3*> open_connection(const std::string& path, Store::Access access) {
     std::error_code ec;
     if (std::filesystem::is_directory(path, ec))
         return make_error(fmt::format("cannot open database '{}': it is a directory", path));
+    const bool read_only = access == Store::Access::read_only;
+    if (read_only && !std::filesystem::exists(path, ec))
+        return make_error(fmt::format("{}: no such store (give --db PATH)", path));
 
     sqlite3* db = nullptr;
-    const int flags = SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_FULLMUTEX;
+    const int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_FULLMUTEX;
     if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
         std::string message = db ? sqlite3_errmsg(db) : "out of memory";
         // SQLite's "unable to open database file" does not say why; the usual reasons do.
@@ -156,10 +169,17 @@ Expected<sqlite3*> open_connection(const std::string& path) {
         sqlite3_close_v2(db);
         return make_error(fmt::format("cannot open database '{}': {}", path, message));
     };
-    // SQLite quietly falls back to read-only when the file is not writable; a store must write.
-    if (sqlite3_db_readonly(db, "main") == 1) return fail("the file is read-only (check its permissions)");
     sqlite3_extended_result_codes(db, 1);
     sqlite3_busy_timeout(db, kBusyTimeoutMs);
+    if (read_only) {
+        if (auto ok = require_current_schema(db, path); !ok) {
+            sqlite3_close_v2(db);
+            return ok.error();
+        }
+        return db;
+    }
+    // SQLite quietly falls back to read-only when the file is not writable; a store must write.
+    if (sqlite3_db_readonly(db, "main") == 1) return fail("the file is read-only (check its permissions)");
 
     // The first statement reads the file, so this is where "file is not a database" shows up.
     for (const char* pragma : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=NORMAL", "PRAGMA foreign_keys=ON"}) {
@@ -176,9 +196,9 @@ Expected<sqlite3*> open_connection(const std::string& path) {
 
 }  // namespace
 
-Expected<std::unique_ptr<Store>> Store::open(const std::string& path) {
+Expected<std::unique_ptr<Store>> Store::open(const std::string& path, Access access) {
     if (path.empty()) return make_error("cannot open database '': the path is empty");
-    auto db = open_connection(path);
+    auto db = open_connection(path, access);
     if (!db) return db.error();
     return std::unique_ptr<Store>(new Store(*db, path));
 }
@@ -196,7 +216,7 @@ static void bind_run(Statement& stmt, const RunRecord& run, const std::string& n
         .bind_text(6, run.proposer)
         .bind_text(7, run.strategy)
         .bind_opt_text(8, json_text(run.settings))
-        .bind_text(9, run.status)
+        .bind_text(9, run_status_name(run.status))
         .bind_text(10, run.created_at.empty() ? now : run.created_at)
         .bind_text(11, now)
         .bind_int(12, run.iterations_done)
@@ -401,6 +421,34 @@ Expected<void> Store::add_heldout(const HeldoutRecord& heldout) {
         .bind_opt_real(14, heldout.heldout_speedup_spread)
         .bind_opt_text(15, json_text(heldout.rounds));
     return stmt->run(fmt::format("cannot add the held-out result '{}' of run '{}'", heldout.role, heldout.run_id));
+}
+
+Expected<void> Store::clear_heldout(const std::string& run_id) {
+    ConnectionLock lock(db_);
+    auto stmt = Statement::prepare(db_, "DELETE FROM heldout WHERE run_id = ?1", path_);
+    if (!stmt) return stmt.error();
+    stmt->bind_text(1, run_id);
+    return stmt->run(fmt::format("cannot clear the gate of run '{}'", run_id));
+}
+
+Expected<void> Store::delete_run(const std::string& run_id) {
+    ConnectionLock lock(db_);
+    if (auto ok = exec_sql(db_, "BEGIN IMMEDIATE", path_, "cannot start deleting a run"); !ok) return ok;
+    auto rollback = [&](Error e) -> Expected<void> {
+        (void)exec_sql(db_, "ROLLBACK", path_, "cannot roll back");
+        return e;
+    };
+    // Children first: held-out rows and iterations name candidates, candidates name the run.
+    for (const char* sql : {"DELETE FROM heldout WHERE run_id = ?1", "DELETE FROM iterations WHERE run_id = ?1",
+                            "DELETE FROM candidates WHERE run_id = ?1", "DELETE FROM runs WHERE run_id = ?1"}) {
+        auto stmt = Statement::prepare(db_, sql, path_);
+        if (!stmt) return rollback(stmt.error());
+        stmt->bind_text(1, run_id);
+        if (auto ok = stmt->run(fmt::format("cannot delete run '{}'", run_id)); !ok) return rollback(ok.error());
+        if (std::string_view(sql).find("FROM runs") != std::string_view::npos && sqlite3_changes(db_) == 0)
+            return rollback(no_run(run_id, path_));
+    }
+    return exec_sql(db_, "COMMIT", path_, "cannot finish deleting a run");
 }
 
 Expected<std::vector<HeldoutRecord>> Store::load_heldout(const std::string& run_id) {

@@ -16,8 +16,10 @@ namespace kevo {
 
 class Store {
 public:
-    // Opens (creating and migrating as needed) the database at `path`.
-    static Expected<std::unique_ptr<Store>> open(const std::string& path);
+    enum class Access { read_write, read_only };
+    // read_write: opens, creating and migrating as needed. read_only: opens an existing store
+    // without writing anything to it (a read-only file, an empty file stay as they are).
+    static Expected<std::unique_ptr<Store>> open(const std::string& path, Access access = Access::read_write);
     ~Store();
     Store(const Store&) = delete;
     Store& operator=(const Store&) = delete;
@@ -33,6 +35,10 @@ public:
     Expected<void> add_iteration(const IterationRecord& iteration);  // replaces a row with the same (run, iteration)
     Expected<std::vector<IterationRecord>> load_iterations(const std::string& run_id);  // by iteration
     Expected<void> add_heldout(const HeldoutRecord& heldout);
+    // Forgets the gate's rows of a run (a finished run searched further runs its gate again).
+    Expected<void> clear_heldout(const std::string& run_id);
+    // Removes the run with its candidates, iterations and held-out rows (error names an unknown id).
+    Expected<void> delete_run(const std::string& run_id);
     Expected<std::vector<HeldoutRecord>> load_heldout(const std::string& run_id);
 
     const std::string& path() const { return path_; }
