@@ -544,6 +544,26 @@ TEST(TasksTrials, HardCodedConstantsFailTheOutlierTrialButPassNominal) {
     }
 }
 
+// With positions checked to 1e-4 of the extent (the first draft allowed 1e-3 + 1e-3 of it), a
+// kernel that hard-codes G fails the outlier trial at every size, and one that hard-codes eps at
+// some size for every seed (an outlier eps can fall as close as 0.005 to the nominal 0.05).
+TEST(TasksTrials, NbodyHardCodedGOrEpsFailsTheOutlierTrial) {
+    auto nbody = load("nbody");
+    for (uint64_t seed = 1; seed <= 3; ++seed)
+        for (const auto& [name, nominal] : {std::pair{"G", 1.0}, std::pair{"eps", 0.05}}) {
+            double worst = 0;
+            for (const auto& size : nbody->spec().profiles.at("small")) {
+                auto c = nbody->make_case(size, seed, Trial::outlier);
+                auto hard = c;
+                hard.constants[name] = static_cast<double>(static_cast<float>(nominal));
+                const auto r = nbody->check(size, c, nbody->reference(size, c), nbody->reference(size, hard).results);
+                if (std::string(name) == "G") EXPECT_FALSE(r.pass) << size.label << " seed " << seed << ": " << r.message;
+                worst = std::max(worst, r.error / r.tolerance);
+            }
+            EXPECT_GT(worst, 2) << name << " seed " << seed << ": too close to call at every size";
+        }
+}
+
 TEST(TasksTrials, SaxpyTailDropPassesInDistributionAndFailsHeldOut) {
     auto task = load("saxpy");
     for (const auto& size : task->spec().profiles.at("small")) {
