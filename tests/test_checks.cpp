@@ -137,9 +137,12 @@ TEST(ChecksBinding, TheFailingRuleOrTheSmallerMargin) {
     EXPECT_EQ(binding(b, a).message, "b");
     CheckResult exact{true, "rel_l2", 0, 2e-6, -1, "exact"};
     EXPECT_EQ(binding(a, exact).message, "a");
-    CheckResult failed{false, "rel_l2", 1e-3, 2e-5, -1, "failed"};
+    CheckResult failed{false, "rel_l2", 1e-3, 2e-5, -1, "failed"};  // 50x outside
     EXPECT_EQ(binding(a, failed).message, "failed");
     EXPECT_EQ(binding(failed, a).message, "failed");
+    CheckResult barely{false, "per_element", 1.1e-4, 1e-4, 7, "barely"};
+    EXPECT_EQ(binding(barely, failed).message, "failed");
+    EXPECT_EQ(binding(failed, barely).message, "failed");
 }
 
 TEST(ChecksMagnitudes, RmsAndMaxMagnitude) {

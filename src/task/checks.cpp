@@ -220,10 +220,10 @@ CheckResult check_relative_l2(std::span<const float> got, std::span<const float>
 }
 
 CheckResult binding(CheckResult a, CheckResult b) {
-    if (!a.pass) return a;
-    if (!b.pass) return b;
-    // Margins compared as a.tolerance / a.error < b.tolerance / b.error, without dividing by 0.
-    return a.error * b.tolerance > b.error * a.tolerance ? a : b;
+    if (a.pass != b.pass) return a.pass ? b : a;
+    // The smaller margin, i.e. the larger error / tolerance (the one further outside when both
+    // fail), compared without dividing by 0.
+    return b.error * a.tolerance > a.error * b.tolerance ? b : a;
 }
 
 double rms(std::span<const float> values) {

@@ -67,8 +67,9 @@ CheckResult check_per_element(std::span<const float> got, std::span<const float>
 // Kind "rel_l2"; error is ||got - want|| / ||want||, tolerance the bound. NaN/Inf fail as above.
 CheckResult check_relative_l2(std::span<const float> got, std::span<const float> want, double bound);
 
-// Of two passing results the one with the smaller margin (tolerance / error); else the failing one
-// (the first if both fail). For tasks that apply two rules and report the one that binds.
+// The failing result of two, or of two passing (or two failing) ones the one with the larger
+// error / tolerance (the smaller margin, or further outside). For tasks that apply two rules and
+// report the one that binds; ties go to the first.
 CheckResult binding(CheckResult a, CheckResult b);
 
 // sqrt(mean of v_i^2), in float64.
