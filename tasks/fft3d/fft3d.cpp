@@ -23,10 +23,11 @@ enum Buf : int { a_buf = 0, b_buf = 1 };
 // Relative to the signal, not to its largest value: an FP32 FFT's rounding error in every output
 // is a random sum over the whole line's inputs, so it scales with the spectrum's rms (Parseval),
 // and a bound from max|X| would leave the typical element several times more room.
-// Correct kernels reach 2.4e-7 in L2 and, in their worst element, 5.5e-6 of the rms (the best-known
-// OpenCL kernel at 256^3, whose long radix chains build twiddle powers by complex multiplication).
+// Correct kernels reach 4.4e-7 in L2 and, in their worst element, 5.5e-6 of the rms (the best-known
+// OpenCL kernel at 256^3, whose long radix chains build twiddle powers by complex multiplication;
+// the seed reaches 2.1e-7).
 constexpr double kRelToRms = 5e-4;  // per element, times rms(X_ref)
-constexpr double kRelL2 = 2e-5;     // ||X - X_ref|| / ||X_ref||
+constexpr double kRelL2 = 5e-5;     // ||X - X_ref|| / ||X_ref||
 
 SizeSpec cube(int64_t n, bool heldout = false) { return {fmt::format("{}x{}x{}", n, n, n), heldout, {{"n", n}}}; }
 
@@ -39,7 +40,7 @@ TaskSpec make_spec() {
     s.model = "48 B per cell for the whole transform (three passes, each reading and writing 8 B per cell); "
               "5 N^3 log2(N^3) FLOP as a second figure";
     s.tolerance = "relative to the signal: every real and imaginary part within 5e-4 * rms(X_ref) of the reference, "
-                  "and ||X - X_ref||_2 <= 2e-5 * ||X_ref||_2; NaN or Inf anywhere fails";
+                  "and ||X - X_ref||_2 <= 5e-5 * ||X_ref||_2; NaN or Inf anywhere fails";
     for (const char axis : {'x', 'y', 'z'})
         s.kernels.push_back({fmt::format("fft3d_{}", axis),
                              fmt::format("extern \"C\" __global__ void fft3d_{}(const float2* in, float2* out, unsigned n)", axis),
