@@ -117,7 +117,7 @@ def margin_text(m):
         return "-"
     if math.isinf(m):
         return "exact"
-    text = f"{m:.0f}" if m >= 10 else f"{m:.2f}"
+    text = f"{m:.0f}" if m >= 10 else f"{m:.2g}"
     return text + (" (<50)" if m < TARGET_MARGIN else "")
 
 
@@ -158,7 +158,8 @@ def main():
     print("| task | kernel | smallest margin | where (profile size, trial, seed) | failures |")
     print("|---|---|---|---|---|")
     for task, kernel, s in rows:
-        print(f"| {task} | {kernel} | {margin_text(s['margin'])} | {s['where']} | {'; '.join(s['failures']) or '-'} |")
+        failures = "; ".join(s["failures"]).replace("|", "\\|") or "-"  # diagnostics hold |err|
+        print(f"| {task} | {kernel} | {margin_text(s['margin'])} | {s['where']} | {failures} |")
     if args.json:
         with open(args.json, "w") as f:
             json.dump(json_safe({"backend": args.backend, "device": args.device, "profiles": profiles, "seeds": seeds,
