@@ -1,4 +1,4 @@
-// The generic max-abs comparator and its message helpers (see checks.hpp).
+// The comparators behind the tasks' checks and their message helpers (see checks.hpp).
 #include "task/checks.hpp"
 
 #include <algorithm>
@@ -7,6 +7,8 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <optional>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -50,83 +52,191 @@ std::string short_sci(double value) {
 
 namespace {
 
-// What one chunk of the comparison found; merged under a lock.
-struct Scan {
-    double max_want = 0;
-    double max_err = -1;
-    int64_t worst = -1;
-    int64_t first_bad = -1;   // first non-finite element of got
-    int64_t bad_count = 0;
-};
-
-void merge(Scan& into, const Scan& part) {
-    into.max_want = std::max(into.max_want, part.max_want);
-    // Ties go to the lower index so the report does not depend on the thread count.
-    if (part.max_err > into.max_err || (part.max_err == into.max_err && part.worst >= 0 && part.worst < into.worst)) {
-        into.max_err = part.max_err;
-        into.worst = part.worst;
-    }
-    if (part.first_bad >= 0 && (into.first_bad < 0 || part.first_bad < into.first_bad)) into.first_bad = part.first_bad;
-    into.bad_count += part.bad_count;
-}
-
 std::string value_text(float v) { return fmt::format("{:.7g}", v); }
 
-}  // namespace
+// Where got holds NaN or Inf: the first such element and how many.
+struct NonFinite {
+    int64_t first = -1;
+    int64_t count = 0;
+};
 
-CheckResult check_max_abs(std::span<const float> got, std::span<const float> want, const Tolerance& tolerance,
-                          const IndexFormatter& where) {
+NonFinite find_non_finite(std::span<const float> got) {
+    NonFinite total;
+    std::mutex lock;
+    parallel_for(got.size(), [&](size_t begin, size_t end) {
+        NonFinite part;
+        for (size_t i = begin; i < end; ++i)
+            if (!std::isfinite(got[i])) {
+                if (part.first < 0) part.first = static_cast<int64_t>(i);
+                ++part.count;
+            }
+        std::lock_guard guard(lock);
+        if (part.first >= 0 && (total.first < 0 || part.first < total.first)) total.first = part.first;
+        total.count += part.count;
+    });
+    return total;
+}
+
+// The failures every comparator shares: lengths that differ (kind "size") and NaN or Inf
+// anywhere in got (kind "nan", worst_index = the first). Empty when neither applies.
+std::optional<CheckResult> reject_size_or_non_finite(std::span<const float> got, std::span<const float> want,
+                                                     const IndexFormatter& where) {
     CheckResult r;
     if (got.size() != want.size()) {
         r.kind = "size";
         r.message = fmt::format("output holds {} values, expected {}", got.size(), want.size());
         return r;
     }
+    const NonFinite bad = find_non_finite(got);
+    if (bad.first < 0) return std::nullopt;
+    const auto i = bad.first;
+    r.kind = "nan";
+    r.error = std::numeric_limits<double>::quiet_NaN();
+    r.worst_index = i;
+    r.message = fmt::format("{} at {} (first of {} non-finite values): expected {}", std::isnan(got[i]) ? "NaN" : "Inf",
+                            where(i), bad.count, value_text(want[i]));
+    return r;
+}
 
-    Scan total;
-    std::mutex lock;
-    parallel_for(got.size(), [&](size_t begin, size_t end) {
-        Scan s;
-        for (size_t i = begin; i < end; ++i) {
-            const double g = got[i], w = want[i];
-            s.max_want = std::max(s.max_want, std::fabs(w));
-            if (!std::isfinite(g)) {
-                if (s.first_bad < 0) s.first_bad = static_cast<int64_t>(i);
-                ++s.bad_count;
-                continue;
-            }
-            const double err = std::fabs(g - w);
-            if (err > s.max_err) {
-                s.max_err = err;
-                s.worst = static_cast<int64_t>(i);
-            }
-        }
-        std::lock_guard guard(lock);
-        merge(total, s);
-    });
+// The element that comes nearest to failing (largest error/tolerance), merged over chunks; ties
+// go to the lower index so that the report does not depend on the thread count.
+struct Worst {
+    double key = -1;  // what is maximised: |err| (max-abs) or |err| / tolerance (per element)
+    int64_t index = -1;
 
-    r.tolerance = tolerance.resolve(total.max_want);
-    if (total.first_bad >= 0) {
-        const auto i = total.first_bad;
-        r.kind = "nan";
-        r.error = std::numeric_limits<double>::quiet_NaN();
-        r.worst_index = i;
-        r.message = fmt::format("{} at {} (first of {} non-finite values): expected {}",
-                                std::isnan(got[i]) ? "NaN" : "Inf", where(i), total.bad_count, value_text(want[i]));
-        return r;
+    void offer(double k, int64_t i) {
+        if (k > key || (k == key && i >= 0 && (index < 0 || i < index))) key = k, index = i;
     }
+};
+
+// Maximises key(i) over the indices of values, in parallel.
+template <class Key>
+Worst scan_worst(std::span<const float> values, const Key& key) {
+    Worst total;
+    std::mutex lock;
+    parallel_for(values.size(), [&](size_t begin, size_t end) {
+        Worst part;
+        for (size_t i = begin; i < end; ++i) part.offer(key(i), static_cast<int64_t>(i));
+        std::lock_guard guard(lock);
+        total.offer(part.key, part.index);
+    });
+    return total;
+}
+
+}  // namespace
+
+double max_magnitude(std::span<const float> values) {
+    const Worst largest = scan_worst(values, [&](size_t i) { return static_cast<double>(std::fabs(values[i])); });
+    return std::max(0.0, largest.key);
+}
+
+CheckResult check_max_abs(std::span<const float> got, std::span<const float> want, const Tolerance& tolerance,
+                          const IndexFormatter& where) {
+    const double resolved = tolerance.resolve(max_magnitude(want));
+    if (auto rejected = reject_size_or_non_finite(got, want, where)) {
+        rejected->tolerance = resolved;
+        return *rejected;
+    }
+    const Worst worst =
+        scan_worst(want, [&](size_t i) { return std::fabs(static_cast<double>(got[i]) - static_cast<double>(want[i])); });
+    CheckResult r;
     r.kind = "max_abs";
-    r.error = std::max(0.0, total.max_err);
-    r.worst_index = total.worst;
+    r.tolerance = resolved;
+    r.error = std::max(0.0, worst.key);
+    r.worst_index = worst.index;
     r.pass = r.error <= r.tolerance;
-    if (total.worst < 0) {
+    if (worst.index < 0) {
         r.message = "no values to compare";
         return r;
     }
-    const auto i = total.worst;
+    const auto i = worst.index;
     r.message = fmt::format("max |err| {} at {}: got {}, expected {}; tolerance {}", short_sci(r.error), where(i),
                             value_text(got[i]), value_text(want[i]), short_sci(r.tolerance));
     return r;
+}
+
+ElementScale own_magnitude(std::span<const float> want) {
+    return [want](size_t i) { return static_cast<double>(std::fabs(want[i])); };
+}
+
+ElementScale constant_scale(double scale) {
+    return [scale](size_t) { return scale; };
+}
+
+CheckResult check_per_element(std::span<const float> got, std::span<const float> want, const ElementTolerance& tolerance,
+                              const ElementScale& scale, const IndexFormatter& where) {
+    if (auto rejected = reject_size_or_non_finite(got, want, where)) return *rejected;
+    // error / tolerance of one element; an exact element is 0 even where its tolerance is 0.
+    const auto ratio = [&](size_t i) {
+        const double err = std::fabs(static_cast<double>(got[i]) - static_cast<double>(want[i]));
+        if (err == 0) return 0.0;
+        const double tol = tolerance.at(scale(i));
+        return tol > 0 ? err / tol : std::numeric_limits<double>::infinity();
+    };
+    const Worst worst = scan_worst(want, ratio);
+    CheckResult r;
+    r.kind = "per_element";
+    r.worst_index = worst.index;
+    if (worst.index < 0) {
+        r.pass = true;
+        r.message = "no values to compare";
+        return r;
+    }
+    const auto i = worst.index;
+    const double s = scale(static_cast<size_t>(i));
+    r.error = std::fabs(static_cast<double>(got[i]) - static_cast<double>(want[i]));
+    r.tolerance = tolerance.at(s);
+    r.pass = r.error <= r.tolerance;
+    r.message = fmt::format("nearest to failing: {}, |err| {} against its tolerance {} ({} + {} x scale {}); got {}, "
+                            "expected {}",
+                            where(i), short_sci(r.error), short_sci(r.tolerance), short_sci(tolerance.abs),
+                            short_sci(tolerance.rel), short_sci(s), value_text(got[i]), value_text(want[i]));
+    return r;
+}
+
+CheckResult check_relative_l2(std::span<const float> got, std::span<const float> want, double bound) {
+    if (auto rejected = reject_size_or_non_finite(got, want, flat_index())) return *rejected;
+    double diff2 = 0, norm2 = 0;
+    std::mutex lock;
+    parallel_for(want.size(), [&](size_t begin, size_t end) {
+        double d = 0, w = 0;
+        for (size_t i = begin; i < end; ++i) {
+            const double e = static_cast<double>(got[i]) - static_cast<double>(want[i]);
+            d += e * e;
+            w += static_cast<double>(want[i]) * static_cast<double>(want[i]);
+        }
+        std::lock_guard guard(lock);
+        diff2 += d;
+        norm2 += w;
+    });
+    CheckResult r;
+    r.kind = "rel_l2";
+    r.tolerance = bound;
+    r.error = norm2 > 0 ? std::sqrt(diff2 / norm2) : (diff2 > 0 ? std::numeric_limits<double>::infinity() : 0.0);
+    r.pass = r.error <= bound;
+    r.message = fmt::format("||err||_2 / ||ref||_2 = {} over {} values; tolerance {}", short_sci(r.error), want.size(),
+                            short_sci(bound));
+    return r;
+}
+
+CheckResult binding(CheckResult a, CheckResult b) {
+    if (a.pass != b.pass) return a.pass ? b : a;
+    // The smaller margin, i.e. the larger error / tolerance (the one further outside when both
+    // fail), compared without dividing by 0.
+    return b.error * a.tolerance > a.error * b.tolerance ? b : a;
+}
+
+double rms(std::span<const float> values) {
+    if (values.empty()) return 0;
+    double sum = 0;
+    std::mutex lock;
+    parallel_for(values.size(), [&](size_t begin, size_t end) {
+        double part = 0;
+        for (size_t i = begin; i < end; ++i) part += static_cast<double>(values[i]) * static_cast<double>(values[i]);
+        std::lock_guard guard(lock);
+        sum += part;
+    });
+    return std::sqrt(sum / static_cast<double>(values.size()));
 }
 
 std::span<const float> as_floats(const std::vector<std::byte>& bytes) {

@@ -44,7 +44,7 @@ TaskSpec make_spec() {
     s.order = 90;
     s.bound = Bound::bandwidth;
     s.model = "24 B per cell per step (three sweeps, each reading u_in and writing u_out once)";
-    s.tolerance = "max |err| <= 1e-3 + 1e-3 * max|ref|; NaN or Inf anywhere fails";
+    s.tolerance = "max |err| <= 5e-4 * max(max|u_0|, max|ref|); NaN or Inf anywhere fails";
     s.kernels = {kernel("adi_x"), kernel("adi_y"), kernel("adi_z")};
     // The held-out sizes are prisms (TASKS.md: 256x192x128), so every profile has a non-cubic
     // in-distribution size too, and small ones that are not multiples of the block.
@@ -211,7 +211,7 @@ public:
         return Reference{{to_bytes(out)}};
     }
 
-    CheckResult check(const SizeSpec& size, const Case&, const Reference& ref,
+    CheckResult check(const SizeSpec& size, const Case& c, const Reference& ref,
                       const std::vector<std::vector<std::byte>>& outputs) const override {
         if (outputs.size() != ref.results.size()) {
             CheckResult r;
@@ -220,7 +220,13 @@ public:
             return r;
         }
         const Dims d = dims_of(size);
-        return check_max_abs(as_floats(outputs[0]), as_floats(ref.results[0]), Tolerance{1e-3, 1e-3, 0},
+        // Relative to the field's magnitude (the larger of the start's and the result's; the
+        // field only decays). Not tighter: each of the 3 x steps tridiagonal solves rounds at that
+        // magnitude, amplified up to (1 + 4 mu) = 9 at the outlier's mu = 2; correct kernels reach
+        // 1e-5 of it at the paper sizes.
+        constexpr double kRel = 5e-4;
+        const double start = max_magnitude(as_floats(c.buffers[0].data));
+        return check_max_abs(as_floats(outputs[0]), as_floats(ref.results[0]), Tolerance{0, kRel, start},
                              grid_index(d.nx, d.ny, d.nz));
     }
 

@@ -29,8 +29,12 @@ constexpr double kMaxMeanZ = 0.15, kMaxCovRel = 0.30, kMinAccept = 0.45, kMaxAcc
 // linear (rounding errors do not grow exponentially), so almost every chain of a correct kernel
 // ends where the float64 reference run's chain ends; only a Metropolis decision flipped by
 // rounding sends a chain elsewhere. A kernel that ignores eps, L or the seed, or draws other random
-// numbers, still samples N(0, Sigma), and only this comparison exposes it.
-constexpr double kAgreeTolerance = 1e-3, kMinAgreeFraction = 0.9;
+// numbers, still samples N(0, Sigma), and only this comparison exposes it. Measured on PoCL:
+// chains of correct kernels stay within 1.4e-6 (1 + |q_ref|) of the reference (70x inside
+// kAgreeTolerance) and none of 16384 leaves it over 200 steps; fast-math logarithms (~1e-6 off)
+// would flip a decision about once in 10^4 chains. A chain that leaves costs 1/k of the budget,
+// so one chain in 16 frozen, stalled or mis-indexed (6.25%) fails.
+constexpr double kAgreeTolerance = 1e-4, kMaxOffFraction = 0.01;
 
 enum Stream : uint64_t { matrix_stream = 1, start_stream = 2, constant_stream = 3 };
 enum Buf : int { q_a = 0, q_b = 1, accept_buf = 2, a_buf = 3 };
@@ -48,9 +52,9 @@ TaskSpec make_spec() {
     s.model = "K*T*(L+1)*(2d^2 - d) FLOP (the matrix-vector products), FP32";
     s.tolerance = fmt::format(
         "statistical, float64 on the host: all q finite; max_i |mean_i|/sqrt(Sigma_ii) <= {}; "
-        "||cov - Sigma||_F / ||Sigma||_F <= {}; acceptance rate in [{}, {}]; and at least {:.0f}% of the chains "
-        "end within {} * (1 + |q_ref|) of the float64 reference run with the same random numbers",
-        kMaxMeanZ, kMaxCovRel, kMinAccept, kMaxAccept, 100 * kMinAgreeFraction, kAgreeTolerance);
+        "||cov - Sigma||_F / ||Sigma||_F <= {}; acceptance rate in [{}, {}]; and at most {:g}% of the chains "
+        "end further than {} * (1 + |q_ref|) from the float64 reference run with the same random numbers",
+        kMaxMeanZ, kMaxCovRel, kMinAccept, kMaxAccept, 100 * kMaxOffFraction, kAgreeTolerance);
     s.kernels = {{"hmc_step",
                   "extern \"C\" __global__ void hmc_step(const float* q_in, float* q_out, unsigned* accept, "
                   "const float* A, unsigned k, unsigned d, unsigned L, float eps, unsigned step, unsigned seed)",
@@ -367,34 +371,37 @@ public:
                                     "outside [{}, {}]", rate, k, steps, kMinAccept, kMaxAccept));
         // Chain-by-chain agreement with the reference run.
         const auto want = as_floats(ref.results[0]);
-        size_t agree = 0, first_off = k;
-        double first_err = 0;
+        size_t off = 0, first_off = k;
+        double first_err = 0, worst_on = 0;
         for (size_t ch = 0; ch < k; ++ch) {
             double err = 0;
             for (size_t i = 0; i < d; ++i) {
                 const double w = want[ch * d + i];
                 err = std::max(err, std::fabs(q[ch * d + i] - w) / (1.0 + std::fabs(w)));
             }
-            if (err <= kAgreeTolerance) ++agree;
-            else if (first_off == k) first_off = ch, first_err = err;
+            if (err <= kAgreeTolerance) {
+                worst_on = std::max(worst_on, err);
+                continue;
+            }
+            if (off++ == 0) first_off = ch, first_err = err;
         }
-        const double agree_fraction = static_cast<double>(agree) / static_cast<double>(k);
-        if (agree_fraction < kMinAgreeFraction)
-            return fail("statistical", agree_fraction, kMinAgreeFraction, static_cast<int64_t>(first_off * d),
-                        fmt::format("only {} of {} chains ({:.1f}%, at least {:.0f}% needed) end where the float64 "
+        const double off_fraction = static_cast<double>(off) / static_cast<double>(k);
+        if (off_fraction > kMaxOffFraction)
+            return fail("statistical", off_fraction, kMaxOffFraction, static_cast<int64_t>(first_off * d),
+                        fmt::format("{} of {} chains ({:.2f}%, at most {:g}% allowed) end away from where the float64 "
                                     "reference run with the same random numbers ends (first: chain {}, off by {} "
                                     "relative): the kernel does not use eps = {:.6g}, L = {} and seed = {} as given, or its "
-                                    "random numbers or leapfrog differ from the specification",
-                                    agree, k, 100 * agree_fraction, 100 * kMinAgreeFraction, first_off,
-                                    short_sci(first_err), c.constants.at("eps"), c.constants.at("L"),
+                                    "random numbers, leapfrog or Metropolis test differ from the specification",
+                                    off, k, 100 * off_fraction, 100 * kMaxOffFraction, first_off, short_sci(first_err),
+                                    c.constants.at("eps"), c.constants.at("L"),
                                     static_cast<uint32_t>(c.constants.at("seed"))));
         CheckResult ok;
         ok.pass = true;
         ok.kind = "statistical";
-        ok.error = std::max(worst_z / kMaxMeanZ, cov_rel / kMaxCovRel);
-        ok.tolerance = 1.0;
-        ok.message = fmt::format("max mean {:.3f} sigma, covariance error {:.3f}, acceptance {:.4f}, {:.1f}% of chains "
-                                 "agree with the reference run", worst_z, cov_rel, rate, 100 * agree_fraction);
+        ok.error = off_fraction;
+        ok.tolerance = kMaxOffFraction;
+        ok.message = fmt::format("max mean {:.3f} sigma, covariance error {:.3f}, acceptance {:.4f}; {} of {} chains end "
+                                 "away from the reference run", worst_z, cov_rel, rate, off, k);
         return ok;
     }
 

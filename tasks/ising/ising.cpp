@@ -32,7 +32,7 @@ SizeSpec lattice(int64_t nx, int64_t ny, int64_t sweeps, bool heldout = false) {
 TaskSpec make_spec() {
     TaskSpec s;
     s.name = "ising";
-    s.regime = "R3 multi-field / bit-exact";
+    s.regime = "R3 bit-exact";
     s.order = 51;
     s.bound = Bound::bandwidth;
     s.model = "2 B per site per sweep (each int8 spin read and written once per sweep)";

@@ -16,6 +16,11 @@ namespace kevo {
 namespace {
 
 constexpr double kNominalTau = 0.8;
+// Per population, relative to its own value (every population is positive, from w_k rho ~ 0.03
+// up): a max-abs bound set by the large rest population would leave the small diagonal ones
+// sixteen times more room. Not tighter: rounding errors in the conserved mass and momentum are
+// never relaxed away and random-walk over the steps; correct kernels reach 3.3e-6 after 100.
+constexpr double kRel = 3e-4;
 constexpr int kQ = 9;
 constexpr std::array<int, kQ> kCx = {0, 1, 0, -1, 0, 1, -1, -1, 1};
 constexpr std::array<int, kQ> kCy = {0, 0, 1, 0, -1, 1, 1, -1, -1};
@@ -32,11 +37,12 @@ SizeSpec grid(int64_t nx, int64_t ny, int64_t steps, bool heldout = false) {
 TaskSpec make_spec() {
     TaskSpec s;
     s.name = "lbm";
-    s.regime = "R3 multi-field / bit-exact";
+    s.regime = "R3 multi-field";
     s.order = 50;
     s.bound = Bound::bandwidth;
     s.model = "72 B per cell per step (read 9 populations, write 9 populations)";
-    s.tolerance = "max |err| over all populations <= 5e-4 + 1e-4 * max|ref|; NaN or Inf anywhere fails";
+    s.tolerance = "per population: |f - f_ref| <= 3e-4 * |f_ref| for each of the nine populations of every cell; "
+                  "NaN or Inf anywhere fails";
     s.kernels = {{"lbm_step",
                   "extern \"C\" __global__ void lbm_step(const float* f_in, float* f_out, unsigned nx, unsigned ny, "
                   "float tau)",
@@ -174,7 +180,8 @@ public:
             const int64_t cell = index % (nx * ny);
             return fmt::format("population {} at (x={}, y={})", index / (nx * ny), cell % nx, cell / nx);
         };
-        return check_max_abs(as_floats(outputs[0]), as_floats(ref.results[0]), Tolerance{5e-4, 1e-4, 0}, where);
+        const auto want = as_floats(ref.results[0]);
+        return check_per_element(as_floats(outputs[0]), want, ElementTolerance{0, kRel}, own_magnitude(want), where);
     }
 
 private:

@@ -15,6 +15,10 @@ namespace {
 
 constexpr double kNominalDt = 1e-3, kNominalEps = 0.05, kNominalG = 1.0;
 constexpr int64_t kSteps = 10;
+// Positions, max-abs relative to the cluster's extent (max|ref|). Not tighter: the best-known
+// kernel forms r^2 as |x_j|^2 - 2 x_i.x_j + |x_i|^2 and a_i as sum m r^-3 x_j - x_i sum m r^-3
+// (cancellation, for speed) and ends up to 1.4e-6 of the extent off, where the seed is 2.4e-7.
+constexpr double kRel = 1e-4;
 
 enum Stream : uint64_t { pos_stream = 1, vel_stream = 2, mass_stream = 3, constant_stream = 4 };
 // Buffer indices in Case::buffers.
@@ -29,7 +33,7 @@ TaskSpec make_spec() {
     s.order = 40;
     s.bound = Bound::compute;
     s.model = "20 FLOP per pair, N^2 pairs per step, FP32";
-    s.tolerance = "positions: max |err| <= 1e-3 + 1e-3 * max|ref|; NaN or Inf anywhere fails";
+    s.tolerance = "positions: max |err| <= 1e-4 * max|ref|; NaN or Inf anywhere fails";
     s.kernels = {{"nbody_step",
                   "extern \"C\" __global__ void nbody_step(const float4* pos_in, float4* pos_out, const float4* vel_in, "
                   "float4* vel_out, const float* mass, unsigned n, float dt, float eps, float G)",
@@ -199,7 +203,7 @@ public:
             r.message = "the run returned no output for the positions";
             return r;
         }
-        return check_max_abs(as_floats(outputs[0]), as_floats(ref.results[0]), Tolerance{1e-3, 1e-3, 0},
+        return check_max_abs(as_floats(outputs[0]), as_floats(ref.results[0]), Tolerance{0, kRel, 0},
                              vec4_index("body"));
     }
 
