@@ -102,7 +102,8 @@ Expected<CompileOutcome> Runner::compile_outcome(const std::string& source, cons
     return o;
 }
 
-Expected<Reference> Runner::device_reference(const Task& task, const Case& c) {
+Expected<Reference> Runner::device_reference(const Task& task, const SizeSpec& size, uint64_t case_seed, Trial trial,
+                                             const Case& c) {
     const TaskSpec& spec = task.spec();
     EvalRequest seed;
     seed.task = spec.name;
@@ -122,7 +123,7 @@ Expected<Reference> Runner::device_reference(const Task& task, const Case& c) {
         kernels[k.name] = *handle;
         geometry[k.name] = *g;
     }
-    auto dc = DeviceCase::create(device_, c);
+    auto dc = device_cases_.get(task, size, case_seed, trial, c);
     if (!dc) return dc.error();
     if (auto r = dc->reset(); !r) return r.error();
     const auto launches = dc->launches(c, kernels, geometry);
@@ -215,7 +216,7 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
             std::shared_ptr<const Reference> ref;
             if (size->device_reference || request.device_reference) {
                 auto device_ref = references_.get_or_compute(task, *size, seed, trial, device_.info().name,
-                                                             [&] { return device_reference(task, c); });
+                                                             [&] { return device_reference(task, *size, seed, trial, c); });
                 if (!device_ref) {
                     result.stage_seconds.correctness = since(correctness_start);
                     return finish(Verdict::runtime_error, fmt::format("size {}: the reference (the task's seed run on "
@@ -234,7 +235,7 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
                 result.stage_seconds.correctness = since(correctness_start) - reference_seconds;
                 return finish(v, fmt::format("size {} ({} trial: {}): {}", size->label, trial_name(trial), constants_text(c), what));
             };
-            auto dc = DeviceCase::create(device_, c);
+            auto dc = device_cases_.get(task, *size, seed, trial, c);
             if (!dc) return fail(Verdict::runtime_error, "could not set up the buffers: " + dc.error().message);
             if (auto r = dc->reset(); !r) return fail(Verdict::runtime_error, r.error().message);
             const auto launches = dc->launches(c, kernels, geometry);

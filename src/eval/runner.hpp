@@ -15,6 +15,7 @@
 #include "eval/calibration.hpp"
 #include "eval/eval_types.hpp"
 #include "eval/case_cache.hpp"
+#include "eval/device_case_cache.hpp"
 #include "eval/reference_cache.hpp"
 #include "task/task.hpp"
 
@@ -41,12 +42,14 @@ private:
     std::function<void(const nlohmann::json&)> emit_;
     std::map<std::string, Compiled> compiled_;  // keyed by hash of (source, defines)
     CacheFlusher flusher_{device_};
+    DeviceCaseCache device_cases_{device_, device_case_budget(device_.info())};
 
     Expected<Compiled> compile(const std::string& source, const std::vector<std::string>& defines);
     // compile() in the shape run_compile_stage expects (modules stay cached here).
     Expected<CompileOutcome> compile_outcome(const std::string& source, const std::vector<std::string>& defines);
     // The task's own seed run on this device: the reference where the CPU would be too slow.
-    Expected<Reference> device_reference(const Task& task, const Case& c);
+    Expected<Reference> device_reference(const Task& task, const SizeSpec& size, uint64_t case_seed, Trial trial,
+                                         const Case& c);
     void stage(const char* name, const std::string& size = {}, const char* trial = nullptr, size_t launches = 0);
 };
 
