@@ -70,6 +70,7 @@ CudaDevice::~CudaDevice() {
     if (!poisoned_) {
         if (stream_) api_.cuStreamSynchronize(stream_);
         release_vendor_state();
+        staging_.release();
         for (auto& [id, buffer] : buffers_) api_.cuMemFree(buffer.pointer);
         for (auto& [id, module] : modules_) api_.cuModuleUnload(module);
         if (start_) api_.cuEventDestroy(start_);
@@ -243,6 +244,15 @@ Expected<void> CudaDevice::upload(BufferHandle dst, uint64_t offset, const void*
     if (auto ok = check_range(**buffer, offset, bytes, "upload"); !ok) return ok;
     if (bytes == 0) return {};
     if (auto ok = enter(); !ok) return ok;
+    if (PinnedStaging::wanted(bytes)) {
+        const char* call = "";
+        if (CUresult r = staging_.upload(stream_, (*buffer)->pointer + offset, src, bytes, call); r != CUDA_SUCCESS) {
+            Error error = fail(r, fmt::format("upload of {} bytes through pinned staging ({})", bytes, call));
+            drain();
+            return error;
+        }
+        return {};
+    }
     if (auto ok = check(api_.cuMemcpyHtoDAsync((*buffer)->pointer + offset, src, bytes, stream_),
                         fmt::format("upload of {} bytes (cuMemcpyHtoDAsync)", bytes));
         !ok)
@@ -256,6 +266,15 @@ Expected<void> CudaDevice::download(BufferHandle src, uint64_t offset, void* dst
     if (auto ok = check_range(**buffer, offset, bytes, "download"); !ok) return ok;
     if (bytes == 0) return {};
     if (auto ok = enter(); !ok) return ok;
+    if (PinnedStaging::wanted(bytes)) {
+        const char* call = "";
+        if (CUresult r = staging_.download(stream_, (*buffer)->pointer + offset, dst, bytes, call); r != CUDA_SUCCESS) {
+            Error error = fail(r, fmt::format("download of {} bytes through pinned staging ({})", bytes, call));
+            drain();
+            return error;
+        }
+        return {};
+    }
     if (auto ok = check(api_.cuMemcpyDtoHAsync(dst, (*buffer)->pointer + offset, bytes, stream_),
                         fmt::format("download of {} bytes (cuMemcpyDtoHAsync)", bytes));
         !ok)
