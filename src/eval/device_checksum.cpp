@@ -1,7 +1,6 @@
 // DeviceChecksum: the built-in checksum kernel over buffer regions, and its host twin.
 #include "eval/device_checksum.hpp"
 
-#include <algorithm>
 
 #include <fmt/format.h>
 
@@ -12,8 +11,8 @@ namespace kevo {
 
 namespace {
 
-constexpr uint64_t kGroup = 256;             // the kernels' fixed work-group size
-constexpr uint64_t kGroupsPerComputeUnit = 8;  // enough resident groups to reach the memory bandwidth
+constexpr uint64_t kGroup = 256;        // the kernels' fixed work-group size
+constexpr uint64_t kTile = kGroup * 32;  // words per work-group (32 per work-item)
 
 uint32_t mix_lo(uint32_t w, uint64_t j, uint32_t key) {
     return rng::fmix32((w ^ key) + static_cast<uint32_t>(j) * 0x9E3779B9u + static_cast<uint32_t>(j >> 32) * 0x7FEB352Du);
@@ -50,15 +49,18 @@ DeviceChecksum::~DeviceChecksum() {
 }
 
 Expected<void> DeviceChecksum::prepare(size_t slots) {
-    if (!kernel_) {
+    if (!module_) {
         const std::string file = fmt::format("checksum.{}", language_suffix(device_.language()));
         auto compiled = device_.compile(std::string(builtin_kernel(file)), {});
         if (!compiled) return compiled.error();
         if (!compiled->module) return make_error("the built-in checksum kernel did not compile:\n" + compiled->log);
         module_ = *compiled->module;
-        auto kernel = device_.kernel(*module_, "kevo_checksum");
-        if (!kernel) return kernel.error();
-        kernel_ = *kernel;
+        auto words = device_.kernel(*module_, "kevo_checksum_words");
+        if (!words) return words.error();
+        auto bytes = device_.kernel(*module_, "kevo_checksum_bytes");
+        if (!bytes) return bytes.error();
+        words_kernel_ = *words;
+        bytes_kernel_ = *bytes;
     }
     if (slots > slots_) {
         // Room for twice as many regions as asked, so that growing batches rarely reallocate.
@@ -72,27 +74,33 @@ Expected<void> DeviceChecksum::prepare(size_t slots) {
     return {};
 }
 
+// A region that starts on a word goes to the words kernel, all but a partial last word, which the
+// bytes kernel adds; any other region goes to the bytes kernel whole. The empty region adds nothing.
+void DeviceChecksum::append_launches(const ChecksumRegion& r, uint32_t slot, std::vector<Launch>& launches) const {
+    auto launch = [&](uint32_t kernel, uint64_t words, std::vector<KernelArg> args) {
+        args.insert(args.end(), {KernelArg::u(low(key_)), KernelArg::u(high(key_)), KernelArg::buf(*sums_),
+                                 KernelArg::u(slot)});
+        launches.push_back({kernel, {(words + kTile - 1) / kTile, 1, 1}, {kGroup, 1, 1}, std::move(args)});
+    };
+    const uint64_t whole = r.offset % 4 == 0 ? r.bytes / 4 : 0;  // words the words kernel reads
+    if (whole > 0)
+        launch(words_kernel_, whole, {KernelArg::buf(r.buffer), KernelArg::u(low(r.offset / 4)),
+                                      KernelArg::u(high(r.offset / 4)), KernelArg::u(low(whole)),
+                                      KernelArg::u(high(whole))});
+    const uint64_t words = (r.bytes + 3) / 4;
+    if (words > whole)
+        launch(bytes_kernel_, words - whole, {KernelArg::buf(r.buffer), KernelArg::u(low(r.offset)),
+                                              KernelArg::u(high(r.offset)), KernelArg::u(low(r.bytes)),
+                                              KernelArg::u(high(r.bytes)), KernelArg::u(low(whole)),
+                                              KernelArg::u(high(whole))});
+}
+
 Expected<std::vector<uint64_t>> DeviceChecksum::compute(std::span<const ChecksumRegion> regions) {
     std::vector<uint64_t> out(regions.size(), 0);
     if (regions.empty()) return out;
     if (auto r = prepare(regions.size()); !r) return r.error();
-    const uint64_t max_groups = std::max<uint64_t>(1, static_cast<uint64_t>(device_.info().compute_units)) *
-                                kGroupsPerComputeUnit;
     std::vector<Launch> launches;
-    for (size_t i = 0; i < regions.size(); ++i) {
-        const ChecksumRegion& r = regions[i];
-        if (r.bytes == 0) continue;  // the empty sum, as on the host
-        const uint64_t words = (r.bytes + 3) / 4;
-        Launch l;
-        l.kernel = *kernel_;
-        l.block = {kGroup, 1, 1};
-        l.grid = {std::clamp<uint64_t>((words + kGroup - 1) / kGroup, 1, max_groups), 1, 1};
-        l.args = {KernelArg::buf(r.buffer), KernelArg::buf(r.buffer), KernelArg::u(low(r.offset)),
-                  KernelArg::u(high(r.offset)), KernelArg::u(low(r.bytes)), KernelArg::u(high(r.bytes)),
-                  KernelArg::u(low(key_)), KernelArg::u(high(key_)), KernelArg::buf(*sums_),
-                  KernelArg::u(static_cast<uint32_t>(i))};
-        launches.push_back(std::move(l));
-    }
+    for (size_t i = 0; i < regions.size(); ++i) append_launches(regions[i], static_cast<uint32_t>(i), launches);
     if (launches.empty()) return out;
     std::vector<uint32_t> sums(2 * regions.size(), 0);
     const uint64_t sum_bytes = sums.size() * sizeof(uint32_t);

@@ -37,11 +37,12 @@ public:
 
 private:
     Expected<void> prepare(size_t slots);
+    void append_launches(const ChecksumRegion& region, uint32_t slot, std::vector<Launch>& launches) const;
 
     Device& device_;
     uint64_t key_;
     std::optional<uint32_t> module_;
-    std::optional<uint32_t> kernel_;
+    uint32_t words_kernel_ = 0, bytes_kernel_ = 0;
     std::optional<BufferHandle> sums_;
     size_t slots_ = 0;  // regions the sums buffer holds
     uint64_t batches_ = 0;

@@ -2,8 +2,15 @@
 // which has the host twin): word j of the region (4 bytes, little-endian, the last one zero-padded)
 // adds mix_lo(w, j) and mix_hi(w, j) to two 32-bit sums. Each mix is a bijection of w for a fixed j,
 // so a change to any single word always changes both sums. OpenCL 1.2: 32-bit atomics on global
-// memory only, one pair per work-group after a local reduction. The work-group size must be 256.
+// memory only, one pair per work-group after a local reduction.
+// Each work-group sums one tile of GROUP * WORDS consecutive words, its work-items striding by the
+// group size: coalesced on a GPU, and on a CPU (PoCL runs each work-item's loop in turn) the tile
+// stays in the cache. kevo_checksum_words reads whole aligned words and nothing else, so that a CPU
+// implementation can vectorise it; kevo_checksum_bytes assembles words byte by byte, for regions
+// that do not start on a word and for a region's last, partial word. The work-group size must be
+// KEVO_CHECKSUM_GROUP; the host launches one group per tile.
 #define KEVO_CHECKSUM_GROUP 256
+#define KEVO_CHECKSUM_WORDS 32
 
 uint kevo_fmix32(uint x) {
     x ^= x >> 16;
@@ -22,30 +29,10 @@ uint kevo_mix_hi(uint w, ulong j, uint key) {
     return kevo_fmix32((w ^ key) + (uint)j * 0xC2B2AE3Du + (uint)(j >> 32) * 0x27D4EB2Fu + 0x165667B1u);
 }
 
-// Word j of the region [offset, offset + size) of the buffer; bytes past its end read as zero.
-uint kevo_word(__global const uint* words, __global const uchar* bytes, ulong offset, ulong size, ulong j) {
-    const ulong at = 4 * j;
-    if ((offset & 3) == 0 && at + 4 <= size) return words[(offset >> 2) + j];
-    uint w = 0;
-    for (uint b = 0; b < 4; ++b)
-        if (at + b < size) w |= (uint)bytes[offset + at + b] << (8 * b);
-    return w;
-}
+ulong kevo_u64(uint lo, uint hi) { return ((ulong)hi << 32) | lo; }
 
-// `words` and `bytes` are the same buffer; sums[2 * slot] and sums[2 * slot + 1] must start at zero.
-__kernel void kevo_checksum(__global const uint* words, __global const uchar* bytes, uint offset_lo, uint offset_hi,
-                            uint size_lo, uint size_hi, uint key_lo, uint key_hi, __global uint* sums, uint slot) {
-    __local uint lo[KEVO_CHECKSUM_GROUP];
-    __local uint hi[KEVO_CHECKSUM_GROUP];
-    const ulong offset = ((ulong)offset_hi << 32) | offset_lo;
-    const ulong size = ((ulong)size_hi << 32) | size_lo;
-    const ulong count = (size + 3) / 4;
-    uint s_lo = 0, s_hi = 0;
-    for (ulong j = get_global_id(0); j < count; j += get_global_size(0)) {
-        const uint w = kevo_word(words, bytes, offset, size, j);
-        s_lo += kevo_mix_lo(w, j, key_lo);
-        s_hi += kevo_mix_hi(w, j, key_hi);
-    }
+// Adds the work-group's partial sums to sums[2 * slot] and sums[2 * slot + 1].
+void kevo_add_group(__local uint* lo, __local uint* hi, uint s_lo, uint s_hi, __global uint* sums, uint slot) {
     const uint t = get_local_id(0);
     lo[t] = s_lo;
     hi[t] = s_hi;
@@ -61,4 +48,42 @@ __kernel void kevo_checksum(__global const uint* words, __global const uchar* by
         atomic_add(&sums[2 * slot], lo[0]);
         atomic_add(&sums[2 * slot + 1], hi[0]);
     }
+}
+
+__kernel void kevo_checksum_words(__global const uint* words, uint first_lo, uint first_hi, uint count_lo,
+                                  uint count_hi, uint key_lo, uint key_hi, __global uint* sums, uint slot) {
+    __local uint lo[KEVO_CHECKSUM_GROUP];
+    __local uint hi[KEVO_CHECKSUM_GROUP];
+    const ulong first = kevo_u64(first_lo, first_hi), count = kevo_u64(count_lo, count_hi);
+    const ulong tile = (ulong)get_group_id(0) * (KEVO_CHECKSUM_GROUP * KEVO_CHECKSUM_WORDS);
+    uint s_lo = 0, s_hi = 0;
+    for (uint k = 0; k < KEVO_CHECKSUM_WORDS; ++k) {
+        const ulong j = tile + (ulong)k * KEVO_CHECKSUM_GROUP + get_local_id(0);
+        const uint w = j < count ? words[first + j] : 0;
+        s_lo += j < count ? kevo_mix_lo(w, j, key_lo) : 0;
+        s_hi += j < count ? kevo_mix_hi(w, j, key_hi) : 0;
+    }
+    kevo_add_group(lo, hi, s_lo, s_hi, sums, slot);
+}
+
+// Words `start` .. ceil(size / 4)-1 of the region of `size` bytes at byte `offset` of the buffer.
+__kernel void kevo_checksum_bytes(__global const uchar* bytes, uint offset_lo, uint offset_hi, uint size_lo,
+                                  uint size_hi, uint start_lo, uint start_hi, uint key_lo, uint key_hi,
+                                  __global uint* sums, uint slot) {
+    __local uint lo[KEVO_CHECKSUM_GROUP];
+    __local uint hi[KEVO_CHECKSUM_GROUP];
+    const ulong offset = kevo_u64(offset_lo, offset_hi), size = kevo_u64(size_lo, size_hi);
+    const ulong start = kevo_u64(start_lo, start_hi), count = (size + 3) / 4;
+    const ulong tile = start + (ulong)get_group_id(0) * (KEVO_CHECKSUM_GROUP * KEVO_CHECKSUM_WORDS);
+    uint s_lo = 0, s_hi = 0;
+    for (uint k = 0; k < KEVO_CHECKSUM_WORDS; ++k) {
+        const ulong j = tile + (ulong)k * KEVO_CHECKSUM_GROUP + get_local_id(0);
+        if (j >= count) continue;
+        uint w = 0;
+        for (uint b = 0; b < 4; ++b)
+            if (4 * j + b < size) w |= (uint)bytes[offset + 4 * j + b] << (8 * b);
+        s_lo += kevo_mix_lo(w, j, key_lo);
+        s_hi += kevo_mix_hi(w, j, key_hi);
+    }
+    kevo_add_group(lo, hi, s_lo, s_hi, sums, slot);
 }
