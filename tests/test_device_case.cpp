@@ -102,11 +102,13 @@ TEST_F(DeviceCaseTest, CatchesAWriteIntoAPristineCopy) {
     DeviceChecksum checksum(*device_, kKey);
     auto dc = DeviceCase::create(*device_, checksum, c_);
     ASSERT_TRUE(dc) << dc.error().message;
+    EXPECT_EQ(dc->verify_pristine().value(), "");
     poke(dc->pristine(1), kGuardBytes + 7);
     ASSERT_TRUE(dc->reset());
-    auto guards = dc->check_guards();
-    ASSERT_TRUE(guards) << guards.error().message;
-    EXPECT_NE(guards->find("pristine copy of buffer 'y'"), std::string::npos) << *guards;
+    EXPECT_EQ(dc->check_guards().value(), "") << "the live guards are intact";
+    auto damage = dc->verify_pristine();
+    ASSERT_TRUE(damage) << damage.error().message;
+    EXPECT_NE(damage->find("pristine copy of buffer 'y'"), std::string::npos) << *damage;
 }
 
 TEST_F(DeviceCaseTest, RemembersCheckedResultsPerHandle) {

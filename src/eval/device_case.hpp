@@ -10,7 +10,6 @@
 #include <map>
 #include <memory>
 #include <optional>
-#include <span>
 #include <string>
 #include <vector>
 
@@ -35,15 +34,16 @@ public:
     // The launches of one run for the compiled kernels and their geometries.
     std::vector<Launch> launches(const Case& c, const std::map<std::string, uint32_t>& kernels,
                                  const std::map<std::string, Geometry>& geometry) const;
-    // An empty string when every guard zone and every pristine copy is intact, else which buffer
-    // and what was overwritten.
+    // An empty string when every guard zone is intact, else which buffer and what was overwritten.
     Expected<std::string> check_guards();
     // Names of input buffers whose contents changed.
     Expected<std::vector<std::string>> modified_inputs(const Case& c);
     Expected<std::vector<std::vector<std::byte>>> download_results(const Case& c);
 
     // An empty string when every pristine copy still holds what it held at creation, else which
-    // buffer's copy changed (a candidate may write anywhere in device memory).
+    // buffer's copy changed. A candidate may write anywhere in device memory: into the pristine
+    // copies of a resident case (checked before the case is used again) or of its own (checked
+    // after its timed runs, which such a write could otherwise short-cut).
     Expected<std::string> verify_pristine();
     // Records the checksums of the result buffers as they are now (after a run whose output was
     // checked); results_as_remembered then says whether they are still bit-identical to that
@@ -81,10 +81,6 @@ private:
     // What is wrong with guard zone `side` (0: before, 1: after) of slot `index`, from its bytes.
     Expected<std::string> describe_guard(size_t index, int side);
     std::vector<ChecksumRegion> result_regions(const Case& c) const;
-    // The whole of every pristine copy, in slot order.
-    void append_pristine_regions(std::vector<ChecksumRegion>& regions) const;
-    // Which pristine copy no longer has its recorded checksum (`sums` in slot order); empty if none.
-    std::string pristine_damage(std::span<const uint64_t> sums) const;
 
     std::shared_ptr<Resident> resident_;
     std::optional<std::vector<uint64_t>> remembered_;
