@@ -326,6 +326,10 @@ EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceili
             auto guards = dc->check_guards();
             if (!guards) return fail(Verdict::runtime_error, guards.error().message);
             if (!guards->empty()) return fail(Verdict::runtime_error, *guards);
+            // A write into the pristine copies would have changed what every timed run started from.
+            auto pristine = dc->verify_pristine();
+            if (!pristine) return fail(Verdict::runtime_error, pristine.error().message);
+            if (!pristine->empty()) return fail(Verdict::runtime_error, *pristine);
             // Bit-identical to the checked output of the nominal trial: right without a download.
             auto unchanged = dc->results_as_remembered(kc);
             if (!unchanged) return fail(Verdict::runtime_error, unchanged.error().message);
