@@ -177,10 +177,13 @@ TEST_F(DeviceCaseTest, CacheStaysWithinItsBudget) {
         return DeviceCase::create(*device_, checksum, c_).value().device_bytes();
     }();
     DeviceCaseCache cache(*device_, one + one / 2, kKey);  // room for one case
+    cache.begin_evaluation();
     ASSERT_TRUE(cache.get(*task_, size_, 1, Trial::nominal, c_));
-    ASSERT_TRUE(cache.get(*task_, size_, 2, Trial::nominal, other_));
+    cache.begin_evaluation();
+    ASSERT_TRUE(cache.get(*task_, size_, 2, Trial::nominal, other_));  // evicts the first
     EXPECT_EQ(cache.resident_bytes(), one);
-    ASSERT_TRUE(cache.get(*task_, size_, 1, Trial::nominal, c_));  // evicted by the second: built again
+    cache.begin_evaluation();
+    ASSERT_TRUE(cache.get(*task_, size_, 1, Trial::nominal, c_));  // built again
     EXPECT_EQ(cache.counters().built, 3u);
     EXPECT_EQ(cache.counters().reused, 0u);
     DeviceCaseCache tiny(*device_, one / 2, kKey);  // a case larger than the budget is used, not kept
@@ -188,6 +191,26 @@ TEST_F(DeviceCaseTest, CacheStaysWithinItsBudget) {
     ASSERT_TRUE(tiny.get(*task_, size_, 1, Trial::nominal, c_));
     EXPECT_EQ(tiny.counters().built, 2u);
     EXPECT_EQ(tiny.resident_bytes(), 0u);
+}
+
+// Three cases per evaluation with room for two: plain LRU would evict each case just before its
+// next use; instead the first two stay resident and only the third is built every time.
+TEST_F(DeviceCaseTest, CacheDoesNotThrashWhenAnEvaluationNeedsMoreThanItHolds) {
+    const Case third = task_->make_case(size_, 3, Trial::nominal);
+    const uint64_t one = [&] {
+        DeviceChecksum checksum(*device_, kKey);
+        return DeviceCase::create(*device_, checksum, c_).value().device_bytes();
+    }();
+    DeviceCaseCache cache(*device_, 2 * one + one / 2, kKey);
+    for (int evaluation = 0; evaluation < 3; ++evaluation) {
+        cache.begin_evaluation();
+        ASSERT_TRUE(cache.get(*task_, size_, 1, Trial::nominal, c_));
+        ASSERT_TRUE(cache.get(*task_, size_, 2, Trial::nominal, other_));
+        ASSERT_TRUE(cache.get(*task_, size_, 3, Trial::nominal, third));
+    }
+    EXPECT_EQ(cache.counters().built, 5u);
+    EXPECT_EQ(cache.counters().reused, 4u);
+    EXPECT_EQ(cache.resident_bytes(), 2 * one);
 }
 
 }  // namespace

@@ -28,6 +28,7 @@ Expected<DeviceCase> DeviceCaseCache::get(const Task& task, const SizeSpec& size
         if (!damage) return damage.error();
         if (damage->empty()) {
             entries_.splice(entries_.begin(), entries_, it);
+            entries_.front().epoch = epoch_;
             ++counters_.reused;
             return entries_.front().dc;
         }
@@ -54,17 +55,23 @@ Expected<DeviceCase> DeviceCaseCache::build(const Case& c) {
     return dc;
 }
 
+// Only cases no evaluation has used since begin_evaluation() are evicted (oldest first), and only
+// when that makes room: a search visits the same cases in the same order every evaluation, and
+// plain LRU with less room than one evaluation needs would evict each case just before its next
+// use. This way the cases that fit stay, and the rest are built for each use.
 void DeviceCaseCache::keep(std::string key, const DeviceCase& dc) {
     const uint64_t bytes = dc.device_bytes();
-    if (bytes > budget_) return;
-    while (!entries_.empty() && used_ + bytes > budget_) evict_oldest();
-    entries_.push_front({std::move(key), dc, bytes});
+    uint64_t freeable = 0;
+    for (const auto& e : entries_)
+        if (e.epoch < epoch_) freeable += e.bytes;
+    if (used_ - freeable + bytes > budget_) return;
+    while (used_ + bytes > budget_) {
+        assert(entries_.back().epoch < epoch_ && "the current evaluation's cases are the most recent");
+        used_ -= entries_.back().bytes;
+        entries_.pop_back();
+    }
+    entries_.push_front({std::move(key), dc, bytes, epoch_});
     used_ += bytes;
-}
-
-void DeviceCaseCache::evict_oldest() {
-    used_ -= entries_.back().bytes;
-    entries_.pop_back();
 }
 
 }  // namespace kevo

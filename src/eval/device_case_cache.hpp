@@ -1,7 +1,7 @@
 // Device-resident cases kept between evaluations in the worker: a search's candidates share the
 // correctness seed, so the same (task, size, seed, trial) cases recur, and uploading their inputs
-// again for every candidate would dominate the evaluation at the larger sizes. The cache is bounded
-// (least recently used first out). A hostile candidate may write anywhere in device memory, so a
+// again for every candidate would dominate the evaluation at the larger sizes. The cache is bounded:
+// the least recently used case goes first, but never one the current evaluation has used. A hostile candidate may write anywhere in device memory, so a
 // cached case is reused only when its pristine copies still match the checksums taken at creation;
 // otherwise it is rebuilt.
 #pragma once
@@ -26,6 +26,8 @@ public:
     // The resident case for (task, size, seed, trial), whose host form is `c`: reused when intact,
     // else built (and kept when it fits the budget).
     Expected<DeviceCase> get(const Task& task, const SizeSpec& size, uint64_t seed, Trial trial, const Case& c);
+    // Marks the start of an evaluation: the cases it uses will not be evicted for one another.
+    void begin_evaluation() { ++epoch_; }
 
     struct Counters {
         uint64_t built = 0;      // cases created (uploaded), rebuilds included
@@ -41,15 +43,16 @@ private:
         std::string key;
         DeviceCase dc;
         uint64_t bytes = 0;
+        uint64_t epoch = 0;  // the evaluation that used it last
     };
     // Builds a case; when the device is out of memory, drops every cached case and tries once more.
     Expected<DeviceCase> build(const Case& c);
     void keep(std::string key, const DeviceCase& dc);
-    void evict_oldest();
 
     Device& device_;
     DeviceChecksum checksum_;
     uint64_t budget_, used_ = 0;
+    uint64_t epoch_ = 0;
     std::list<Entry> entries_;  // most recent first
     Counters counters_;
 };
