@@ -135,6 +135,7 @@ Expected<Reference> Runner::device_reference(const Task& task, const SizeSpec& s
 
 EvalResult Runner::evaluate(const EvalRequest& request, const Calibration& ceilings) {
     const auto start = Clock::now();
+    device_cases_.begin_evaluation();
     EvalResult result;
     result.task = request.task;
     result.backend = device_.info().backend;
