@@ -235,6 +235,13 @@ Expected<void> CudaDevice::check_range(const BufferEntry& buffer, uint64_t offse
     return {};
 }
 
+Expected<void> CudaDevice::staged(CUresult result, const char*& call, std::string_view direction, uint64_t bytes) {
+    if (result == CUDA_SUCCESS) return {};
+    Error error = fail(result, fmt::format("{} of {} bytes through pinned staging ({})", direction, bytes, call));
+    drain();  // no copy may still be under way into or out of the staging buffers
+    return error;
+}
+
 // The copies go through our stream and are waited for there: a plain cuMemcpyHtoD runs on the legacy
 // default stream, which does not order with a non-blocking stream, and may return before a pageable
 // upload has reached the device.
@@ -246,12 +253,7 @@ Expected<void> CudaDevice::upload(BufferHandle dst, uint64_t offset, const void*
     if (auto ok = enter(); !ok) return ok;
     if (PinnedStaging::wanted(bytes)) {
         const char* call = "";
-        if (CUresult r = staging_.upload(stream_, (*buffer)->pointer + offset, src, bytes, call); r != CUDA_SUCCESS) {
-            Error error = fail(r, fmt::format("upload of {} bytes through pinned staging ({})", bytes, call));
-            drain();
-            return error;
-        }
-        return {};
+        return staged(staging_.upload(stream_, (*buffer)->pointer + offset, src, bytes, call), call, "upload", bytes);
     }
     if (auto ok = check(api_.cuMemcpyHtoDAsync((*buffer)->pointer + offset, src, bytes, stream_),
                         fmt::format("upload of {} bytes (cuMemcpyHtoDAsync)", bytes));
@@ -268,12 +270,8 @@ Expected<void> CudaDevice::download(BufferHandle src, uint64_t offset, void* dst
     if (auto ok = enter(); !ok) return ok;
     if (PinnedStaging::wanted(bytes)) {
         const char* call = "";
-        if (CUresult r = staging_.download(stream_, (*buffer)->pointer + offset, dst, bytes, call); r != CUDA_SUCCESS) {
-            Error error = fail(r, fmt::format("download of {} bytes through pinned staging ({})", bytes, call));
-            drain();
-            return error;
-        }
-        return {};
+        return staged(staging_.download(stream_, (*buffer)->pointer + offset, dst, bytes, call), call, "download",
+                      bytes);
     }
     if (auto ok = check(api_.cuMemcpyDtoHAsync(dst, (*buffer)->pointer + offset, bytes, stream_),
                         fmt::format("download of {} bytes (cuMemcpyDtoHAsync)", bytes));

@@ -79,6 +79,8 @@ private:
 
     Expected<const BufferEntry*> find_buffer(BufferHandle handle, std::string_view role);
     Expected<void> check_range(const BufferEntry& buffer, uint64_t offset, uint64_t bytes, std::string_view role);
+    // The outcome of a transfer through staging_; `call` names the call that failed.
+    Expected<void> staged(CUresult result, const char*& call, std::string_view direction, uint64_t bytes);
     std::string describe_launch(std::span<const Launch> launches, size_t index) const;
     std::string describe_batch(std::span<const Launch> launches) const;
     Expected<LaunchParams> prepare(std::span<const Launch> launches, size_t index);
