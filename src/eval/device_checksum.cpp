@@ -1,7 +1,6 @@
 // DeviceChecksum: the built-in checksum kernel over buffer regions, and its host twin.
 #include "eval/device_checksum.hpp"
 
-
 #include <fmt/format.h>
 
 #include "core/rng.hpp"
@@ -14,17 +13,17 @@ namespace {
 constexpr uint64_t kGroup = 256;        // the kernels' fixed work-group size
 constexpr uint64_t kTile = kGroup * 32;  // words per work-group (32 per work-item)
 
+uint32_t low(uint64_t v) { return static_cast<uint32_t>(v); }
+uint32_t high(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
+
+// The kernels' kevo_mix_lo and kevo_mix_hi.
 uint32_t mix_lo(uint32_t w, uint64_t j, uint32_t key) {
-    return rng::fmix32((w ^ key) + static_cast<uint32_t>(j) * 0x9E3779B9u + static_cast<uint32_t>(j >> 32) * 0x7FEB352Du);
+    return rng::fmix32((w ^ key) + low(j) * 0x9E3779B9u + high(j) * 0x7FEB352Du);
 }
 
 uint32_t mix_hi(uint32_t w, uint64_t j, uint32_t key) {
-    return rng::fmix32((w ^ key) + static_cast<uint32_t>(j) * 0xC2B2AE3Du + static_cast<uint32_t>(j >> 32) * 0x27D4EB2Fu +
-                  0x165667B1u);
+    return rng::fmix32((w ^ key) + low(j) * 0xC2B2AE3Du + high(j) * 0x27D4EB2Fu + 0x165667B1u);
 }
-
-uint32_t low(uint64_t v) { return static_cast<uint32_t>(v); }
-uint32_t high(uint64_t v) { return static_cast<uint32_t>(v >> 32); }
 
 }  // namespace
 
