@@ -1,7 +1,9 @@
 // Benchmark of the evaluator's own overhead: for each task, the seed is evaluated repeatedly by
 // one persistent worker (as in a search), and the median wall time per candidate is split into
 // compile, correctness and timing. Each run's source differs by a comment, so every run compiles;
-// the first evaluation (cold: reference computed, caches empty) is reported apart. Usage: kevo_bench_eval [--backend B] [--profile P] [--runs N] [tasks...]
+// the first evaluation (cold: reference computed, caches empty) is reported apart. A task whose seed
+// fails is reported and the others still run (exit status 1). Usage:
+// kevo_bench_eval [--backend B] [--profile P] [--runs N] [--json FILE] [tasks...]   (default: every task)
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -49,6 +51,7 @@ int main(int argc, char** argv) {
     std::printf("%-8s %10s | %10s %10s %10s %10s %10s | %9s\n", "task", "cold (s)", "wall (s)", "compile", "correct",
                 "timing", "other", "kernel(s)");
     nlohmann::json doc = nlohmann::json::object();
+    int status = 0;
     for (const auto& task : tasks) {
         EvalRequest request;
         request.task = task;
@@ -58,16 +61,16 @@ int main(int argc, char** argv) {
         std::vector<double> wall, compile, correct, timing, kernel;
         double cold = 0;
         const std::string seed_source = request.source;
-        for (int r = 0; r < runs; ++r) {
+        std::string failure;
+        for (int r = 0; r < runs && failure.empty(); ++r) {
             // A distinct comment per run: the module cache must not hide the compiler's time.
             request.source = seed_source + fmt::format("\n// overhead run {}\n", r);
             const auto start = std::chrono::steady_clock::now();
             auto result = evaluator.evaluate(request);
             const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
             if (!result || result->verdict != Verdict::ok) {
-                std::fprintf(stderr, "%s: %s\n", task.c_str(),
-                             result ? result->diagnostics.c_str() : result.error().message.c_str());
-                return 1;
+                failure = result ? result->diagnostics : result.error().message;
+                continue;
             }
             if (r == 0) {
                 cold = seconds;
@@ -81,15 +84,25 @@ int main(int argc, char** argv) {
             for (const auto& s : result->sizes) k += s.seconds * (request.warmup + request.repeat);
             kernel.push_back(k);
         }
+        if (!failure.empty()) {
+            // The other tasks still run: one broken task should not cost the whole table.
+            std::printf("%-8s failed: %s\n", task.c_str(), failure.c_str());
+            doc[task] = {{"error", failure}};
+            status = 1;
+            continue;
+        }
         const double w = summarize(wall).median, c = summarize(compile).median, k = summarize(correct).median,
-                     t = summarize(timing).median;
-        std::printf("%-8s %10.3f | %10.3f %10.3f %10.3f %10.3f %10.3f | %9.4f\n", task.c_str(), cold, w, c, k, t,
-                    std::max(0.0, w - c - k - t), summarize(kernel).median);
+                     t = summarize(timing).median, other = std::max(0.0, w - c - k - t);
+        std::printf("%-8s %10.3f | %10.3f %10.3f %10.3f %10.3f %10.3f | %9.4f\n", task.c_str(), cold, w, c, k, t, other,
+                    summarize(kernel).median);
+        auto spec = make_task(task);
         doc[task] = {{"cold", cold}, {"wall", w}, {"compile", c}, {"correctness", k}, {"timing", t},
-                     {"kernel", summarize(kernel).median}, {"runs", runs - 1}, {"profile", profile}, {"device", info->name}};
+                     {"other", other}, {"kernel", summarize(kernel).median},
+                     {"runs", runs - 1}, {"profile", profile}, {"device", info->name},
+                     {"regime", spec ? (*spec)->spec().regime : std::string()}};
     }
     if (!json_path.empty()) std::ofstream(json_path) << doc.dump(2) << "\n";
     std::printf("wall = median per candidate with a warm worker and cached reference; other = scan, reference "
                 "lookup, transfers and the pipe; kernel(s) = device time of the timed and warm-up runs\n");
-    return 0;
+    return status;
 }

@@ -2,6 +2,7 @@
 # Builds kevo on the lent GPU machine (Ubuntu 24.04, CUDA 13) and runs the GPU tests and
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
 # Usage: scripts/gpu.sh [build] [test] [calibrate] [seeds] [tune] [overhead] [bench] ...   (default: all)
+# (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build bench` is the rerunnable H200 benchmark: kevo bench (every best-known kernel
 # checked at every size of every profile, then seeds and best kernels timed at the large profile
 # beside cuFFT / cuBLAS / a vectorised kernel), then kevo's evaluation overhead against the Python
@@ -93,8 +94,27 @@ if want tune; then
         python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print({k: d[k] for k in ("task","iterations","seed_score","best_score","speedup","heldout_fraction","heldout_seed_fraction","heldout_speedup","best_path")})' "$RES/tune_$task.json"
     done 2>&1 | tee "$OUT/tune.txt"
 fi
+# kevo's evaluation overhead on every task against the Python route (bench/python_overhead.py, one
+# task of every regime); the table lands in $OUT/overhead.md. KEVO_PINNED=0 in the environment makes kevo
+# copy through pageable memory (the A/B for its pinned staging).
 if want overhead; then
-    ./build-gpu/kevo_bench_eval --backend cuda --profile paper --runs 7 2>&1 | tee "$OUT/overhead.txt"
+    {
+        ./build-gpu/kevo_bench_eval --backend cuda --profile paper --runs "${OVERHEAD_RUNS:-5}" --json "$RES/overhead_kevo.json"
+        python3 bench/python_overhead.py --runs "${OVERHEAD_RUNS:-5}" --json "$RES/overhead_python.json"
+        python3 scripts/overhead_table.py "$RES/overhead_kevo.json" "$RES/overhead_python.json" > "$OUT/overhead.md"
+        cat "$OUT/overhead.md"
+    } 2>&1 | tee "$OUT/overhead.txt"
+fi
+# A/B of the CUDA backend's pinned staging against pageable copies (KEVO_PINNED=0), interleaved:
+# the raw rates of a 96 MiB round trip, then kevo's overhead on the two tasks that move the most.
+if want pinned-ab; then
+    for round in 1 2 3; do
+        for pinned in 0 1; do
+            echo "== round $round, KEVO_PINNED=$pinned"
+            KEVO_PINNED=$pinned ./build-gpu/tests/kevo_tests --gtest_filter=CudaBackendDevice.LargeTransfersRoundTrip | grep "GB/s"
+            KEVO_PINNED=$pinned ./build-gpu/kevo_bench_eval --backend cuda --profile paper --runs 4 saxpy fft3d | grep -v "^evaluator"
+        done
+    done 2>&1 | tee "$OUT/pinned-ab.txt"
 fi
 if want variants; then
     $KEVO calibrate --backend cuda > /dev/null 2>&1
@@ -130,7 +150,7 @@ if want bench; then
     python3 scripts/goals_table.py "$RES/bench.json" | tee -a "$doc"
     if [ "${BENCH_OVERHEAD:-1}" = 1 ]; then
         ./build-gpu/kevo_bench_eval --backend cuda --profile paper --runs 7 --json "$RES/overhead_kevo.json" heat2d saxpy
-        python3 bench/python_overhead.py --runs 7 --json "$RES/overhead_python.json"
+        python3 bench/python_overhead.py --runs 7 --tasks heat2d,saxpy --json "$RES/overhead_python.json"
         python3 scripts/overhead_table.py "$RES/overhead_kevo.json" "$RES/overhead_python.json" | tee -a "$doc"
     fi
 fi 2>&1 | tee "$OUT/bench.txt"

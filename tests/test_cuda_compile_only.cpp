@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "eval/builtin_kernels.hpp"
 #include "eval/directives.hpp"
 #include "kevo_process.hpp"
 #include "task/registry.hpp"
@@ -70,6 +71,21 @@ TEST(CudaCompileOnly, EveryPointOfEverySeedsTuneSpaceCompiles) {
         }
     }
     EXPECT_GT(points, 100);  // the suite's seeds have 262 points in all
+}
+
+// kevo's own kernels (checksum, cache flush, calibration, the axpy peer) compile for the GPU the
+// lead benchmarks on; nothing here runs them.
+TEST(CudaCompileOnly, BuiltInKernelsCompile) {
+    std::string why;
+    if (!nvrtc_available(&why)) GTEST_SKIP() << "NVRTC not available: " << why;
+    auto cuda = kevo::make_backend("cuda");
+    for (const char* file : {"checksum.cu", "flush.cu", "calibrate.cu", "peer_axpy.cu"}) {
+        const std::string source(kevo::builtin_kernel(file));
+        ASSERT_FALSE(source.empty()) << file << " is not embedded";
+        auto outcome = cuda->compile_offline(source, {}, "sm_90");
+        ASSERT_TRUE(outcome) << outcome.error().message;
+        EXPECT_TRUE(outcome->module.has_value()) << file << " does not compile:\n" << outcome->log;
+    }
 }
 
 TEST(CudaCompileOnly, FaultCandidatesGetCompileStageVerdicts) {

@@ -5,8 +5,9 @@
 
 namespace kevo {
 
-Expected<CaseRun> CaseRun::create(Device& device, std::shared_ptr<const Case> c, const BoundKernels& kernels) {
-    auto dc = DeviceCase::create(device, *c);
+Expected<CaseRun> CaseRun::create(Device& device, DeviceCaseCache& cases, const Task& task, const SizeSpec& size,
+                                  uint64_t seed, Trial trial, std::shared_ptr<const Case> c, const BoundKernels& kernels) {
+    auto dc = cases.get(task, size, seed, trial, *c);
     if (!dc) return dc.error();
     auto launches = dc->launches(*c, kernels.handles, kernels.geometry);
     return CaseRun(device, std::move(c), std::move(*dc), std::move(launches));
@@ -24,7 +25,7 @@ Expected<double> CaseRun::run_timed(CacheFlusher& flusher) {
     return device_->run_timed(launches_);
 }
 
-std::optional<Fault> CaseRun::verify(const Task& task, const SizeSpec& size, const Reference& ref, CheckResult* check) {
+std::optional<Fault> CaseRun::check_buffers() {
     auto guards = dc_.check_guards();
     if (!guards) return Fault{Verdict::runtime_error, guards.error().message};
     if (!guards->empty()) return Fault{Verdict::runtime_error, *guards};
@@ -32,11 +33,35 @@ std::optional<Fault> CaseRun::verify(const Task& task, const SizeSpec& size, con
     if (!modified) return Fault{Verdict::runtime_error, modified.error().message};
     if (!modified->empty())
         return Fault{Verdict::incorrect, fmt::format("input buffer '{}' was modified; inputs are read-only", modified->front())};
+    return std::nullopt;
+}
+
+std::optional<Fault> CaseRun::verify(const Task& task, const SizeSpec& size, const Reference& ref, CheckResult* check) {
+    if (auto fault = check_buffers()) return fault;
     auto got = outputs();
     if (!got) return Fault{Verdict::runtime_error, got.error().message};
     const CheckResult result = task.check(size, *case_, ref, *got);
     if (check) *check = result;
     if (!result.pass) return Fault{Verdict::incorrect, result.message};
+    return std::nullopt;
+}
+
+Expected<void> CaseRun::remember_outputs() { return dc_.remember_results(*case_); }
+
+std::optional<Fault> CaseRun::recheck(const Task& task, const SizeSpec& size, const Reference& ref) {
+    if (auto fault = check_buffers()) return fault;
+    auto pristine = dc_.verify_pristine();
+    if (!pristine) return Fault{Verdict::runtime_error, pristine.error().message};
+    if (!pristine->empty()) return Fault{Verdict::runtime_error, *pristine};
+    auto unchanged = dc_.results_as_remembered(*case_);
+    if (!unchanged) return Fault{Verdict::runtime_error, unchanged.error().message};
+    if (*unchanged) return std::nullopt;
+    auto got = outputs();
+    if (!got) return Fault{Verdict::runtime_error, got.error().message};
+    const CheckResult result = task.check(size, *case_, ref, *got);
+    if (!result.pass)
+        return Fault{Verdict::incorrect, "the output of a timed run is wrong although the first run was right (does the "
+                                         "kernel skip work when called again?): " + result.message};
     return std::nullopt;
 }
 

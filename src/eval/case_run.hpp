@@ -13,6 +13,7 @@
 #include "backend/backend.hpp"
 #include "eval/cache_flusher.hpp"
 #include "eval/device_case.hpp"
+#include "eval/device_case_cache.hpp"
 #include "eval/directives.hpp"
 #include "eval/eval_types.hpp"
 #include "task/task.hpp"
@@ -33,7 +34,9 @@ struct Fault {
 
 class CaseRun {
 public:
-    static Expected<CaseRun> create(Device& device, std::shared_ptr<const Case> c, const BoundKernels& kernels);
+    // The case of (size, seed, trial), resident from an earlier evaluation when it is still intact.
+    static Expected<CaseRun> create(Device& device, DeviceCaseCache& cases, const Task& task, const SizeSpec& size,
+                                    uint64_t seed, Trial trial, std::shared_ptr<const Case> c, const BoundKernels& kernels);
 
     const Case& the_case() const { return *case_; }
     const std::vector<Launch>& launches() const { return launches_; }
@@ -45,11 +48,20 @@ public:
     // Guards intact, inputs unchanged, then the task's check of the outputs against `ref`. `check`
     // receives the check's result whenever the outputs were compared.
     std::optional<Fault> verify(const Task& task, const SizeSpec& size, const Reference& ref, CheckResult* check);
+    // After a verify() that passed: the outputs' checksums, so that recheck() can tell a later
+    // output bit-identical to this checked one without a download.
+    Expected<void> remember_outputs();
+    // The re-check after the timed runs: guards, inputs, the pristine copies (a write there would
+    // have changed what every timed run started from), then the outputs: bit-identical to the
+    // remembered ones, or downloaded and checked again.
+    std::optional<Fault> recheck(const Task& task, const SizeSpec& size, const Reference& ref);
     Expected<std::vector<std::vector<std::byte>>> outputs();
 
 private:
     CaseRun(Device& device, std::shared_ptr<const Case> c, DeviceCase dc, std::vector<Launch> launches)
         : device_(&device), case_(std::move(c)), dc_(std::move(dc)), launches_(std::move(launches)) {}
+    // Guards intact and inputs unchanged; the first fault found.
+    std::optional<Fault> check_buffers();
     Device* device_;
     std::shared_ptr<const Case> case_;
     DeviceCase dc_;

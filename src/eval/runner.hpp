@@ -19,6 +19,7 @@
 #include "eval/case_cache.hpp"
 #include "eval/case_run.hpp"
 #include "eval/compile_stage.hpp"
+#include "eval/device_case_cache.hpp"
 #include "eval/ceiling_keeper.hpp"
 #include "eval/eval_types.hpp"
 #include "eval/reference_cache.hpp"
@@ -54,6 +55,7 @@ private:
     std::function<void(const nlohmann::json&)> emit_;
     std::map<std::string, CompileOutcome> compiled_;  // keyed by hash of (source, defines)
     CacheFlusher flusher_{device_};
+    DeviceCaseCache device_cases_{device_, device_case_budget(device_.info())};
     double reference_seconds_ = 0;  // of the evaluation in progress: kept off its correctness time
 
     Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines);
@@ -71,7 +73,8 @@ private:
     // device; flags what stays above 1.05.
     void score(const Task& task, const std::vector<CheckedSize>& kept, const EvalRequest& request, EvalResult& result);
     // The task's own seed run on this device: the reference where the CPU would be too slow.
-    Expected<Reference> device_reference(const Task& task, std::shared_ptr<const Case> c);
+    Expected<Reference> device_reference(const Task& task, const SizeSpec& size, uint64_t seed, Trial trial,
+                                         std::shared_ptr<const Case> c);
     void stage(const char* name, const std::string& size = {}, const char* trial = nullptr, size_t launches = 0);
 };
 

@@ -20,7 +20,8 @@ namespace kevo::cuda {
             X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate)           \
                 X(cuEventDestroy) X(cuEventRecord) X(cuEventElapsedTime) X(cuModuleLoadData) X(cuModuleUnload)        \
                     X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync)      \
-                        X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuLaunchKernel)
+                        X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuLaunchKernel) X(cuMemHostAlloc)                 \
+                            X(cuMemFreeHost) X(cuEventSynchronize)
 
 // Entry points newer than the oldest driver we accept (CUDA 12.0); null where the driver lacks them.
 #define KEVO_CUDA_OPTIONAL_FUNCTIONS(X) X(cuFuncGetParamInfo)

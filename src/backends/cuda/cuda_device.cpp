@@ -70,6 +70,7 @@ CudaDevice::~CudaDevice() {
     if (!poisoned_) {
         if (stream_) api_.cuStreamSynchronize(stream_);
         release_vendor_state();
+        staging_.release();
         for (auto& [id, buffer] : buffers_) api_.cuMemFree(buffer.pointer);
         for (auto& [id, module] : modules_) api_.cuModuleUnload(module);
         if (start_) api_.cuEventDestroy(start_);
@@ -234,6 +235,13 @@ Expected<void> CudaDevice::check_range(const BufferEntry& buffer, uint64_t offse
     return {};
 }
 
+Expected<void> CudaDevice::staged(CUresult result, const char*& call, std::string_view direction, uint64_t bytes) {
+    if (result == CUDA_SUCCESS) return {};
+    Error error = fail(result, fmt::format("{} of {} bytes through pinned staging ({})", direction, bytes, call));
+    drain();  // no copy may still be under way into or out of the staging buffers
+    return error;
+}
+
 // The copies go through our stream and are waited for there: a plain cuMemcpyHtoD runs on the legacy
 // default stream, which does not order with a non-blocking stream, and may return before a pageable
 // upload has reached the device.
@@ -243,6 +251,10 @@ Expected<void> CudaDevice::upload(BufferHandle dst, uint64_t offset, const void*
     if (auto ok = check_range(**buffer, offset, bytes, "upload"); !ok) return ok;
     if (bytes == 0) return {};
     if (auto ok = enter(); !ok) return ok;
+    if (PinnedStaging::wanted(bytes)) {
+        const char* call = "";
+        return staged(staging_.upload(stream_, (*buffer)->pointer + offset, src, bytes, call), call, "upload", bytes);
+    }
     if (auto ok = check(api_.cuMemcpyHtoDAsync((*buffer)->pointer + offset, src, bytes, stream_),
                         fmt::format("upload of {} bytes (cuMemcpyHtoDAsync)", bytes));
         !ok)
@@ -256,6 +268,11 @@ Expected<void> CudaDevice::download(BufferHandle src, uint64_t offset, void* dst
     if (auto ok = check_range(**buffer, offset, bytes, "download"); !ok) return ok;
     if (bytes == 0) return {};
     if (auto ok = enter(); !ok) return ok;
+    if (PinnedStaging::wanted(bytes)) {
+        const char* call = "";
+        return staged(staging_.download(stream_, (*buffer)->pointer + offset, dst, bytes, call), call, "download",
+                      bytes);
+    }
     if (auto ok = check(api_.cuMemcpyDtoHAsync(dst, (*buffer)->pointer + offset, bytes, stream_),
                         fmt::format("download of {} bytes (cuMemcpyDtoHAsync)", bytes));
         !ok)

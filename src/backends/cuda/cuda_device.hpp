@@ -4,6 +4,7 @@
 
 #include "backend/backend.hpp"
 #include "backends/cuda/cuda_api.hpp"
+#include "backends/cuda/pinned_staging.hpp"
 
 #if KEVO_HAVE_CUDA_HEADERS
 
@@ -67,7 +68,7 @@ private:
         std::vector<void*> pointers;
     };
 
-    CudaDevice(const DriverApi& api, DeviceInfo info) : api_(api), info_(std::move(info)) {}
+    CudaDevice(const DriverApi& api, DeviceInfo info) : api_(api), info_(std::move(info)), staging_(api) {}
     Expected<void> init(int ordinal);
 
     // Makes the context current on the calling thread; refuses once the context is poisoned.
@@ -78,6 +79,8 @@ private:
 
     Expected<const BufferEntry*> find_buffer(BufferHandle handle, std::string_view role);
     Expected<void> check_range(const BufferEntry& buffer, uint64_t offset, uint64_t bytes, std::string_view role);
+    // The outcome of a transfer through staging_; `call` names the call that failed.
+    Expected<void> staged(CUresult result, const char*& call, std::string_view direction, uint64_t bytes);
     std::string describe_launch(std::span<const Launch> launches, size_t index) const;
     std::string describe_batch(std::span<const Launch> launches) const;
     Expected<LaunchParams> prepare(std::span<const Launch> launches, size_t index);
@@ -97,6 +100,7 @@ private:
     CUevent stop_ = nullptr;
     bool poisoned_ = false;
     std::string poison_cause_;
+    PinnedStaging staging_;  // for uploads and downloads of PinnedStaging::kMinBytes or more
 
     uint32_t next_id_ = 1;  // shared by all handle kinds; 0 is never handed out
     std::unordered_map<uint32_t, CUmodule> modules_;
