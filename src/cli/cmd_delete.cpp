@@ -18,9 +18,8 @@ struct DeleteOptions {
 };
 
 int run(const DeleteOptions& o) {
-    auto store = Store::open(o.db, Store::Access::read_only);  // first: no store is created by a delete
-    if (!store) return fail(store.error().message);
-    store->reset();
+    // A store that is not there is an error, not a new empty one.
+    if (auto existing = Store::open(o.db, Store::Access::read_only); !existing) return fail(existing.error().message);
     auto writable = Store::open(o.db);
     if (!writable) return fail(writable.error().message);
     auto lock = RunLock::acquire(o.db, o.run_id);

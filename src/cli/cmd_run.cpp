@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <set>
 
 #include <fmt/format.h>
@@ -72,6 +73,34 @@ void for_each_proposer_setting(RunCliOptions& o, Visit visit) {
     visit("command_timeout", o.command_timeout);
     visit("price_in", o.price_in);
     visit("price_out", o.price_out);
+}
+
+// The settings a resume's command line names, as text, beside the stored run's: a flag is refused
+// only where it would change what the run was started with.
+std::map<std::string, std::pair<std::string, std::string>> resume_changes(RunCliOptions& o, const RunOptions& stored) {
+    const auto backend = resolve_backend_name(o.device.backend);
+    std::map<std::string, std::pair<std::string, std::string>> values = {
+        {"--backend", {backend ? *backend : o.device.backend, stored.backend}},
+        {"--device", {std::to_string(o.device.device), std::to_string(stored.device)}},
+        {"--profile", {o.profile, stored.profile}},
+        {"--proposer", {o.proposer, stored.proposer}},
+        {"--strategy", {o.strategy, stored.strategy}},
+        {"--stagnation", {std::to_string(o.stagnation), std::to_string(stored.stagnation_window)}},
+        {"--gate-rounds", {std::to_string(o.gate_rounds), std::to_string(stored.gate_rounds)}},
+        {"--warmup", {std::to_string(o.warmup), std::to_string(stored.warmup)}},
+        {"--repeat", {std::to_string(o.repeat), std::to_string(stored.repeat)}},
+        {"--timeout", {fmt::format("{}", o.timeout), fmt::format("{}", stored.timeout_s)}},
+        {"--roofline", {o.roofline, roofline_mode_name(stored.roofline)}},
+        {"--seed", {std::to_string(o.seed), std::to_string(stored.seed)}},
+        {"--out", {o.output_dir, stored.output_dir}},
+        {"--from", {o.from, stored.from_file}},
+    };
+    for_each_proposer_setting(o, [&](const char* key, const auto& value) {
+        std::string flag = std::string("--") + key;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        values[flag] = {nlohmann::json(value).dump(), stored.settings.value(key, nlohmann::json(nullptr)).dump()};
+    });
+    return values;
 }
 
 std::string api_key() {
@@ -186,14 +215,8 @@ std::string failed_gate_warning(const RunSummary& s) {
 }
 
 int run(RunCliOptions& o) {
-    if (!o.resume.empty()) {
-        if (!o.task.empty()) return fail(fmt::format("--resume {} continues a stored run; give no TASK with it", o.resume));
-        for (const auto& name : o.given)
-            if (!kResumeMayChange.count(name))
-                return fail(fmt::format("--resume {} continues the run with its stored settings, so {} cannot change "
-                                        "there: drop it to resume, or start a new run. A resume may change --iterations "
-                                        "(to search further), --max-wall and --max-cost", o.resume, name));
-    }
+    if (!o.resume.empty() && !o.task.empty())
+        return fail(fmt::format("--resume {} continues a stored run; give no TASK with it", o.resume));
     install_interrupt_handlers();
     auto store = Store::open(o.db);
     if (!store) return fail(store.error().message);
@@ -205,6 +228,17 @@ int run(RunCliOptions& o) {
         auto stored = run_options_from_json(record->settings);
         if (!stored) return fail(fmt::format("run {}: {}", o.resume, stored.error().message));
         options = std::move(*stored);
+        const auto changes = resume_changes(o, options);
+        for (const auto& name : o.given) {
+            if (kResumeMayChange.count(name)) continue;
+            auto it = changes.find(name);
+            if (it == changes.end() || it->second.first != it->second.second)
+                return fail(fmt::format("--resume {} continues the run with its stored settings, so {} cannot change "
+                                        "there{}: drop it to resume, or start a new run. A resume may change "
+                                        "--iterations (to search further), --max-wall and --max-cost", o.resume, name,
+                                        it == changes.end() ? "" : fmt::format(" (stored: {}, given: {})",
+                                                                               it->second.second, it->second.first)));
+        }
         // The proposer's own settings (endpoint, command, ...) come from the stored command line.
         const auto& s = options.settings;
         o.proposer = options.proposer;

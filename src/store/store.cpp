@@ -438,8 +438,11 @@ Expected<void> Store::delete_run(const std::string& run_id) {
         (void)exec_sql(db_, "ROLLBACK", path_, "cannot roll back");
         return e;
     };
-    // Children first: held-out rows and iterations name candidates, candidates name the run.
-    for (const char* sql : {"DELETE FROM heldout WHERE run_id = ?1", "DELETE FROM iterations WHERE run_id = ?1",
+    // References first: the run names its best candidate, held-out rows and iterations name
+    // candidates, candidates name their parents and the run.
+    for (const char* sql : {"UPDATE runs SET best_candidate_id = NULL WHERE run_id = ?1",
+                            "DELETE FROM heldout WHERE run_id = ?1", "DELETE FROM iterations WHERE run_id = ?1",
+                            "UPDATE candidates SET parent_id = NULL WHERE run_id = ?1",
                             "DELETE FROM candidates WHERE run_id = ?1", "DELETE FROM runs WHERE run_id = ?1"}) {
         auto stmt = Statement::prepare(db_, sql, path_);
         if (!stmt) return rollback(stmt.error());
