@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds kevo on the lent GPU machine (Ubuntu 24.04, CUDA 13) and runs the GPU tests and
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
-# Usage: scripts/gpu.sh [build] [test] [calibrate] [seeds] [tune] [overhead] [bench] ...   (default: all)
+# Usage: scripts/gpu.sh [build] [test] [calibrate] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
+#        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants]
+#        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build bench` is the rerunnable H200 benchmark: kevo bench (every best-known kernel
 # checked at every size of every profile, then seeds and best kernels timed at the large profile
@@ -97,6 +99,28 @@ fi
 # kevo's evaluation overhead on every task against the Python route (bench/python_overhead.py, one
 # task of every regime); the table lands in $OUT/overhead.md. KEVO_PINNED=0 in the environment makes kevo
 # copy through pageable memory (the A/B for its pinned staging).
+# The tolerance margins of every seed and best-known kernel on this GPU (tolerance / error, smallest
+# over sizes, trials and seeds): `margins` for CUDA (MARGIN_PROFILES, MARGIN_SEEDS), `margins-opencl`
+# for NVIDIA's OpenCL; `slightly-wrong` checks that every slightly-wrong CUDA kernel is rejected here.
+if want margins; then
+    python3 scripts/margins.py --kevo "$KEVO" --backend cuda --profiles "${MARGIN_PROFILES:-small,large}" \
+        --seeds "${MARGIN_SEEDS:-1}" --timeout 300 --json "$RES/margins_cuda_${MARGIN_PROFILES:-all}.json" 2>&1 |
+        tee "$OUT/margins-cuda-${MARGIN_PROFILES:-all}.md"
+fi
+if want margins-opencl; then
+    python3 scripts/margins.py --kevo "$KEVO" --backend opencl --device "$(ocl_gpu)" --profiles "${MARGIN_PROFILES:-small}" \
+        --seeds "${MARGIN_SEEDS:-1}" --timeout 120 --json "$RES/margins_opencl.json" 2>&1 | tee "$OUT/margins-opencl.md"
+fi
+if want slightly-wrong; then
+    for task in $(tasks); do
+        for seed in 1 2; do
+            printf '%s seed %s: ' "$task" "$seed"
+            timeout 120 $KEVO eval "$task" "tests/candidates/${task}_slightly_wrong.cu" --backend cuda --profile small \
+                --sizes all --check-only --seed "$seed" --json 2>/dev/null < /dev/null |
+                python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["verdict"], d["diagnostics"][:120])'
+        done
+    done 2>&1 | tee "$OUT/slightly-wrong-cuda.txt"
+fi
 if want overhead; then
     {
         ./build-gpu/kevo_bench_eval --backend cuda --profile paper --runs "${OVERHEAD_RUNS:-5}" --json "$RES/overhead_kevo.json"
