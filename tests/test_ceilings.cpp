@@ -53,7 +53,12 @@ TEST(Ceilings, FirstUseMeasuresTheDeviceAndEveryResultSaysSo) {
     const auto text = run_kevo({"eval", "saxpy", seed_file(dir, "saxpy"), "--backend", "opencl", "--profile", "small",
                                 "--repeat", "3"});
     EXPECT_NE(text.out.find("ceilings: "), std::string::npos) << text.out;
-    EXPECT_NE(text.out.find("measured on this device " + c["measured_at"].get<std::string>()), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("measured on this device "), std::string::npos) << text.out;
+    // On a busy machine a size can run beyond the cached ceilings, which re-measures them (and
+    // says so); only then may the date differ from the cached one.
+    if (text.out.find("the ceilings were re-measured") == std::string::npos)
+        EXPECT_NE(text.out.find("measured on this device " + c["measured_at"].get<std::string>()), std::string::npos)
+            << text.out;
 }
 
 TEST(Ceilings, AnUnwritableCacheIsAWarningNotASilentRemeasurement) {

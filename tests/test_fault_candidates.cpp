@@ -51,8 +51,11 @@ TEST_P(FaultCandidates, GetTheRightVerdict) {
     const std::string path = candidate(fmt::format("{}.{}", c.file, suffix));
     if (!std::ifstream(path)) GTEST_SKIP() << path << " does not exist for this language";
     if (!has_device(backend)) GTEST_SKIP() << "no " << backend << " device (the compile stage is tested by CudaCompileOnly)";
+    // Only the hanging candidate gets a short deadline: on a loaded machine (a GPU host's ctest -j16)
+    // PoCL's compile alone can take seconds, which must not turn another fault into a timeout.
+    const bool hangs = std::string(c.verdict) == "timeout";
     std::vector<std::string> args = {"eval", c.task, path, "--backend", backend, "--profile", "small", "--sizes", c.sizes,
-                                     "--json", "--timeout", "4", "--seed", "7"};
+                                     "--json", "--timeout", hangs ? "4" : "60", "--seed", "7"};
     if (c.timed) args.insert(args.end(), {"--warmup", "1", "--repeat", "2"});
     else args.push_back("--check-only");
     const auto r = run_kevo(args);
@@ -63,7 +66,7 @@ TEST_P(FaultCandidates, GetTheRightVerdict) {
     const std::string diagnostics = doc["diagnostics"].get<std::string>();
     EXPECT_NE(diagnostics.find(c.diagnostic), std::string::npos) << "diagnostics lack '" << c.diagnostic << "':\n" << diagnostics;
     EXPECT_FALSE(diagnostics.empty());
-    if (std::string(c.verdict) == "timeout") EXPECT_LT(r.seconds, 4 + 8) << "the deadline was not enforced promptly";
+    if (hangs) EXPECT_LT(r.seconds, 4 + 8) << "the deadline was not enforced promptly";
     if (std::string(c.file) == "saxpy_compile_error") {
         bool line4 = false;
         for (const auto& m : doc["compile_messages"]) line4 |= m["line"] == 4 && m["severity"] == "error";
