@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds kevo on the lent GPU machine (Ubuntu 24.04, CUDA 13) and runs the GPU tests and
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
-# Usage: scripts/gpu.sh [build] [test] [calibrate] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
+# Usage: scripts/gpu.sh [build] [test] [calibrate] [ceilings] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
 #        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
@@ -125,6 +125,19 @@ if want slightly-wrong; then
                 python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["verdict"], d["diagnostics"][:120])'
         done
     done 2>&1 | tee "$OUT/slightly-wrong-cuda.txt"
+fi
+# The ceilings a score is divided by, from an empty cache: the first eval measures them (the
+# datasheet only beside them), kevo calibrate then gives the same figures within noise, and three
+# calibrations from empty caches agree (scripts/calibration_stability.sh, limit 15%).
+if want ceilings; then
+    cache=$(mktemp -d)
+    heldout_eval() { KEVO_CACHE_DIR="$cache" $KEVO eval heat2d tasks/heat2d/best.cu --backend cuda --profile large --sizes heldout; }
+    {
+        echo "== first use, empty cache"; heldout_eval | grep -E "^[0-9]|ceilings|score"
+        echo "== kevo calibrate"; KEVO_CACHE_DIR="$cache" $KEVO calibrate --backend cuda | tail -5
+        echo "== the same eval after kevo calibrate"; heldout_eval | grep -E "^[0-9]|ceilings|score"
+        echo "== three calibrations from empty caches"; KEVO=$KEVO scripts/calibration_stability.sh --backend cuda
+    } 2>&1 | tee "$OUT/ceilings.txt"
 fi
 if want overhead; then
     {
