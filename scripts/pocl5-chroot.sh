@@ -6,6 +6,8 @@
 # Usage: scripts/pocl5-chroot.sh setup          (idempotent; needs root and the Ubuntu archive)
 #        scripts/pocl5-chroot.sh run CMD [ARG...] (runs CMD inside, in the current directory)
 #        scripts/pocl5-chroot.sh check           (exits 0 when set up)
+#        scripts/pocl5-chroot.sh check-kernels   (every tasks/*/best.cl and seed.cl, at every PATH
+#                                                 value, checked at the small profile; exits 1 unless all ok)
 # e.g.   scripts/pocl5-chroot.sh run build/kevo eval lj tasks/lj/best.cl --backend opencl --check-only
 # The chroot lives outside the repository, at $POCL5_ROOT (default /work/noble). The mounts of `run`
 # are made in a private mount namespace, so they vanish when CMD exits (also when it is killed)
@@ -85,6 +87,25 @@ in_chroot() {
     env LD_LIBRARY_PATH="$HOST_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$@"
 }
 
+# Checks every best.cl and seed.cl (each PATH value where the file tunes PATH) with build/kevo inside.
+check_kernels() {
+  cd "$(dirname "$0")/.."
+  local failed=0 f task paths p verdict
+  for f in tasks/*/best.cl tasks/*/seed.cl; do
+    task=$(basename "$(dirname "$f")")
+    paths=$(sed -n 's|^// kevo: tune PATH ||p' "$f" | head -1)
+    for p in ${paths:--}; do
+      local define=()
+      [ "$p" = - ] || define=(-D "PATH=$p")
+      verdict=$(in_chroot build/kevo eval "$task" "$f" --backend opencl --profile small --sizes all \
+        --check-only "${define[@]}" 2>&1 | sed -n 's/^verdict: //p')
+      echo "$f${paths:+ PATH=$p}: ${verdict:-no verdict}"
+      [ "$verdict" = ok ] || failed=1
+    done
+  done
+  return $failed
+}
+
 case "${1:-}" in
   setup)
     [ "$(id -u)" -eq 0 ] || die "setup needs root"
@@ -101,5 +122,9 @@ case "${1:-}" in
     EXEC=exec in_chroot "$@"  # this script becomes CMD: its exit status, no shell report of a crash
     ;;
   check) is_set_up ;;
-  *) die "usage: $0 setup | run CMD [ARG...] | check" ;;
+  check-kernels)
+    is_set_up || die "$ROOT is not set up (scripts/pocl5-chroot.sh setup)"
+    check_kernels
+    ;;
+  *) die "usage: $0 setup | run CMD [ARG...] | check | check-kernels" ;;
 esac
