@@ -36,8 +36,13 @@
 // DIFFERENCES FROM best.cu: 256 work-items per group at most, which NVIDIA's OpenCL needs
 // (CL_KERNEL_WORK_GROUP_SIZE was 256 for adi_y at best.cu's 32 x 16, reqd_work_group_size
 // notwithstanding): the y/z tiles are 16 lines wide instead of 32; the x-line copy is synchronous
-// by default (ASYNC=0; PoCL 5 aborted on the previous version, whose async copies, nested barrier
-// loops and early return were its suspects).
+// by default (ASYNC=0).
+// PoCL 5.0: its work-group generator aborts ("Assertion 'region_entry_barrier != NULL' failed") on
+// an if/else between two barriers of a loop that has barriers, when one arm is a loop and the other
+// has control flow too. adi_x had two: `if (vec) float4 copy loop else float copy loop` for the
+// staging copy and for the write-out, both in the round loop. Each is now one loop with the
+// (uniform) granule choice inside it (copy_in / copy_out), and ASYNC=1 issues both async copies, the
+// unused one empty, on one event: the same memory traffic.
 //
 // THE CPU PATH (PATH=cpu; PATH=auto chooses it on PoCL's CPU device, whose compiler defines
 // POCL_DEVICE_ADDRESS_BITS and targets the host's architecture): every sweep is one work-item per
@@ -51,8 +56,8 @@
 // CHECKED: kevo eval adi3d tasks/adi3d/best.cl --backend opencl --sizes all --check-only on PoCL
 // 3.1 (2-core CPU) with the defaults, PATH=gpu, PATH=gpu ASYNC=1, PATH=gpu TX=32 P=8 WX=2 GX=528,
 // and the serial fallbacks (a copy of this file with KX=1 and KMAX=2, PATH=gpu): ok at every small
-// size, held-out included; the measured times are in docs/best-kernels.md. NOT YET RUN on PoCL 5
-// or NVIDIA's OpenCL.
+// size, held-out included; the measured times are in docs/best-kernels.md. The same checks on
+// PoCL 5.0 (Ubuntu 24.04's, scripts/pocl5-chroot.sh): ok.
 // kevo: tune PATH auto gpu cpu
 // kevo: tune WX 4 2 8
 // kevo: tune GX 1056 528
@@ -183,26 +188,38 @@ void sweep_serial(__global const float* restrict u_in, __global float* restrict 
 // ---------------------------------------------------------------------------------------------
 // x sweep
 
-// Copies `cnt` consecutive x-lines starting at line l0 into dst (contiguous, nx apart): issued
-// asynchronously (ASYNC=1, waited on later) or by the work-group's work-items at once (ASYNC=0).
+// Copies nf floats between global and local memory by the work-group's 32*WX work-items, as
+// float4 granules when vec (nf % 4 == 0). One loop with the granule choice inside it: PoCL 5.0
+// aborts on `if (vec) loop else loop` between two barriers of the round loop.
+void copy_in(__local float* dst, __global const float* restrict src, uint nf, bool vec, uint lid)
+{
+    for (uint q = lid; q < (vec ? nf >> 2 : nf); q += 32u * WX) {
+        if (vec)
+            vstore4(vload4(q, src), q, dst);
+        else
+            dst[q] = src[q];
+    }
+}
+void copy_out(__global float* restrict dst, __local const float* src, uint nf, bool vec, uint lid)
+{
+    for (uint q = lid; q < (vec ? nf >> 2 : nf); q += 32u * WX) {
+        if (vec)
+            vstore4(vload4(q, src), q, dst);
+        else
+            dst[q] = src[q];
+    }
+}
+
+// ASYNC=1: issues the copy of `cnt` consecutive x-lines starting at line l0 into dst (contiguous,
+// nx apart), waited on later (ASYNC=0 copies them at once with copy_in).
 #if ASYNC
 event_t stage_lines(__local float* dst, __global const float* u_in, uint l0, uint cnt, uint nx, bool vec)
 {
     const size_t off = (size_t)l0 * nx;
     const size_t nf = (size_t)cnt * nx;
-    if (vec) return async_work_group_copy((__local float4*)dst, (__global const float4*)(u_in + off), nf >> 2, 0);
-    return async_work_group_copy(dst, u_in + off, nf, 0);
-}
-#else
-void stage_lines_now(__local float* dst, __global const float* restrict u_in, uint l0, uint cnt, uint nx, bool vec, uint lid)
-{
-    __global const float* src = u_in + (size_t)l0 * nx;
-    const uint nf = cnt * nx;
-    if (vec) {
-        for (uint q = lid; q < (nf >> 2); q += 32u * WX) vstore4(vload4(q, src), q, dst);
-    } else {
-        for (uint x = lid; x < nf; x += 32u * WX) dst[x] = src[x];
-    }
+    // Both copies, the unused one empty, on one event: no if/else of two copy loops (see copy_in).
+    const event_t ev = async_work_group_copy((__local float4*)dst, (__global const float4*)(u_in + off), vec ? nf >> 2 : 0, 0);
+    return async_work_group_copy(dst, u_in + off, vec ? 0 : nf, ev);
 }
 #endif
 
@@ -294,7 +311,7 @@ __kernel __attribute__((reqd_work_group_size(32, WX, 1))) void adi_x(__global co
         wait_group_events(1, &ev);
         ev = evn;
 #else
-        stage_lines_now(s, u_in, l0, cnt, nx, vec, lid);
+        copy_in(s, u_in + (size_t)l0 * nx, cnt * nx, vec, lid);
 #endif
         barrier(CLK_LOCAL_MEM_FENCE);
 
@@ -354,13 +371,7 @@ __kernel __attribute__((reqd_work_group_size(32, WX, 1))) void adi_x(__global co
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         // The round's lines leave as one coalesced stretch.
-        __global float* o = u_out + (size_t)l0 * nx;
-        const uint nf = cnt * nx;
-        if (vec) {
-            for (uint q = lid; q < (nf >> 2); q += nthr) vstore4(vload4(q, s), q, o);
-        } else {
-            for (uint x = lid; x < nf; x += nthr) o[x] = s[x];
-        }
+        copy_out(u_out + (size_t)l0 * nx, s, cnt * nx, vec, lid);
         barrier(CLK_LOCAL_MEM_FENCE);  // s is refilled by the copy of a later round
     }
 #endif

@@ -31,8 +31,13 @@
 // - every barrier is unconditional within the unit loop (the staged and fallback paths are chosen
 //   by a uniform flag between barriers), the safe form for PoCL 3.1 (see hmc/best.cl), and the
 //   prefix sum's rounds are written out, so no loop with a barrier sits inside the unit loop
-//   (PoCL 5.0's work-group generator aborted on the earlier version's nested barrier loops:
-//   "Assertion 'region_entry_barrier != NULL' failed"; not yet rerun on PoCL 5).
+//   (PoCL 5.0 compiles such a nested loop too, tried; the abort below had another cause);
+// - PoCL 5.0's work-group generator aborts ("Assertion 'region_entry_barrier != NULL' failed")
+//   on an if/else between two barriers of a loop that has barriers, when one arm is a loop and
+//   the other has control flow too (here: `if (staged) update loop else fallback loop`). The
+//   update is therefore one loop over the home particles with the uniform staged/fallback choice
+//   inside it (update_staged / update_fallback): the same work (on PoCL 3.1, one thread, the
+//   same CPU time within 3% at the paper sizes).
 // Knobs: every combination compiles and is correct; local memory about 35 KB.
 //
 // Checked on PoCL 3.1 (pthread CPU device, 2 cores) with the snapshot binary:
@@ -43,6 +48,9 @@
 //   against seed.cl (output buffers pre-filled with NaN, scratch with all bits set) at 8 lattice
 //   sizes (n = 216 to 2197, m = 3 to 5) with four knob sets, plus a dense box (n = 1000, m = 3)
 //   that takes the fallback path: within 1e-6 of the seed.
+// After the update became one loop (PoCL 5.0's abort), on PoCL 3.1 and on PoCL 5.0
+// (scripts/pocl5-chroot.sh): the small check above, the 12 combinations of BLOCK, SEG and PT 1, 2,
+// and a copy with CAP 16 (every unit takes the fallback) -> ok at every small size.
 // Indicative PoCL times (paper profile, 2-core CPU, says nothing about a GPU), seed / this file:
 // 134 / 47 ms (1728), 220 / 76 ms (4096), 338 / 125 ms (10648), held-out 2744: 122 / 44 ms.
 //
@@ -120,6 +128,71 @@ static inline float staged_coord(float x, float lo, float s, float L, float invL
         barrier(CLK_LOCAL_MEM_FENCE);                                               \
     }
 
+// Symplectic Euler for home particle h of a staged unit; its 9 row partials summed in a fixed order.
+static inline void update_staged(int h, int h0, __local const uint* recj, __local const float* pfx,
+                                 __local const float* pfy, __local const float* pfz,
+                                 __global const float4* restrict pos_in, __global float4* restrict pos_out,
+                                 __global const float4* restrict vel_in, __global float4* restrict vel_out, float dt)
+{
+    float fx = 0.0f, fy = 0.0f, fz = 0.0f;
+#pragma unroll
+    for (int r = 0; r < 9; ++r) {
+        fx += pfx[r * HCAP + h];
+        fy += pfy[r * HCAP + h];
+        fz += pfz[r * HCAP + h];
+    }
+    const uint j = recj[h0 + h];
+    const float4 p = pos_in[j];
+    float4 v = vel_in[j];
+    v.x = fma(-48.0f * fx, dt, v.x);
+    v.y = fma(-48.0f * fy, dt, v.y);
+    v.z = fma(-48.0f * fz, dt, v.z);
+    vel_out[j] = v;
+    pos_out[j] = (float4)(fma(v.x, dt, p.x), fma(v.y, dt, p.y), fma(v.z, dt, p.z), p.w);
+}
+
+// Fallback for home particle h of a unit too dense to stage: the seed's gather loop.
+static inline void update_fallback(int h, int h0, int len, int W, int x0, int cy, int cz, int mi, float L, float rcut2,
+                                   float dt, uint mpc, __local const int* cst, __local const int* ccell,
+                                   __global const float4* restrict pos_in, __global float4* restrict pos_out,
+                                   __global const float4* restrict vel_in, __global float4* restrict vel_out,
+                                   __global const uint* restrict cell_count, __global const uint* restrict cell_list)
+{
+    int hl = 0;
+    while (hl + 1 < len && h0 + h >= cst[4 * W + hl + 2]) ++hl;
+    const int cc = 4 * W + 1 + hl;
+    const uint i = cell_list[(size_t)ccell[cc] * mpc + (uint)(h0 + h - cst[cc])];
+    const float4 p = pos_in[i];
+    const int cx = x0 + hl;
+    float fx = 0.0f, fy = 0.0f, fz = 0.0f;
+    for (int oz = -1; oz <= 1; ++oz)
+        for (int oy = -1; oy <= 1; ++oy)
+            for (int ox = -1; ox <= 1; ++ox) {
+                const uint c = (uint)((wrap_cell(cz + oz, mi) * mi + wrap_cell(cy + oy, mi)) * mi + wrap_cell(cx + ox, mi));
+                const uint count = min(cell_count[c], mpc);
+                for (uint s = 0; s < count; ++s) {
+                    const float4 q = pos_in[cell_list[(size_t)c * mpc + s]];
+                    float dx = q.x - p.x, dy = q.y - p.y, dz = q.z - p.z;
+                    dx -= L * rint(dx / L);  // minimum image
+                    dy -= L * rint(dy / L);
+                    dz -= L * rint(dz / L);
+                    const float r2 = dx * dx + dy * dy + dz * dz;
+                    if (r2 >= rcut2 || r2 <= 1e-12f) continue;
+                    const float inv2 = 1.0f / r2, inv6 = inv2 * inv2 * inv2;
+                    const float f = -24.0f * (2.0f * inv6 * inv6 - inv6) * inv2;
+                    fx += f * dx;
+                    fy += f * dy;
+                    fz += f * dz;
+                }
+            }
+    float4 v = vel_in[i];
+    v.x += fx * dt;
+    v.y += fy * dt;
+    v.z += fz * dt;
+    vel_out[i] = v;
+    pos_out[i] = (float4)(p.x + v.x * dt, p.y + v.y * dt, p.z + v.z * dt, p.w);
+}
+
 __kernel void lj_clear_cells(__global uint* cell_count, uint m3)
 {
     const uint c = (uint)get_global_id(0);
@@ -180,8 +253,7 @@ __kernel void lj_step(__global const float4* restrict pos_in, __global float4* r
         }
         barrier(CLK_LOCAL_MEM_FENCE);
         // Inclusive Hillis-Steele scan over the 64 slots, ping-pong between scan_a and scan_b,
-        // written out round by round: no loop with a barrier inside the unit loop (PoCL 5's
-        // work-group generator aborted on that nesting).
+        // written out round by round: no loop with a barrier inside the unit loop.
         SCAN_ROUND(1, scan_a, scan_b);
         SCAN_ROUND(2, scan_b, scan_a);
         SCAN_ROUND(4, scan_a, scan_b);
@@ -272,62 +344,14 @@ __kernel void lj_step(__global const float4* restrict pos_in, __global float4* r
         }
         barrier(CLK_LOCAL_MEM_FENCE);
 
-        if (staged) {
-            // Symplectic Euler for the home particles; the 9 row partials summed in a fixed order.
-            for (int h = tid; h < nh; h += BLOCK) {
-                float fx = 0.0f, fy = 0.0f, fz = 0.0f;
-#pragma unroll
-                for (int r = 0; r < 9; ++r) {
-                    fx += pfx[r * HCAP + h];
-                    fy += pfy[r * HCAP + h];
-                    fz += pfz[r * HCAP + h];
-                }
-                const uint j = recj[h0 + h];
-                const float4 p = pos_in[j];
-                float4 v = vel_in[j];
-                v.x = fma(-48.0f * fx, dt, v.x);
-                v.y = fma(-48.0f * fy, dt, v.y);
-                v.z = fma(-48.0f * fz, dt, v.z);
-                vel_out[j] = v;
-                pos_out[j] = (float4)(fma(v.x, dt, p.x), fma(v.y, dt, p.y), fma(v.z, dt, p.z), p.w);
-            }
-        } else {
-            // Fallback (a neighbourhood too dense to stage): the seed's gather loop per home particle.
-            for (int h = tid; h < nh; h += BLOCK) {
-                int hl = 0;
-                while (hl + 1 < len && h0 + h >= cst[4 * W + hl + 2]) ++hl;
-                const int cc = 4 * W + 1 + hl;
-                const uint i = cell_list[(size_t)ccell[cc] * mpc + (uint)(h0 + h - cst[cc])];
-                const float4 p = pos_in[i];
-                const int cx = x0 + hl;
-                float fx = 0.0f, fy = 0.0f, fz = 0.0f;
-                for (int oz = -1; oz <= 1; ++oz)
-                    for (int oy = -1; oy <= 1; ++oy)
-                        for (int ox = -1; ox <= 1; ++ox) {
-                            const uint c = (uint)((wrap_cell(cz + oz, mi) * mi + wrap_cell(cy + oy, mi)) * mi + wrap_cell(cx + ox, mi));
-                            const uint count = min(cell_count[c], mpc);
-                            for (uint s = 0; s < count; ++s) {
-                                const float4 q = pos_in[cell_list[(size_t)c * mpc + s]];
-                                float dx = q.x - p.x, dy = q.y - p.y, dz = q.z - p.z;
-                                dx -= L * rint(dx / L);  // minimum image
-                                dy -= L * rint(dy / L);
-                                dz -= L * rint(dz / L);
-                                const float r2 = dx * dx + dy * dy + dz * dz;
-                                if (r2 >= rcut2 || r2 <= 1e-12f) continue;
-                                const float inv2 = 1.0f / r2, inv6 = inv2 * inv2 * inv2;
-                                const float f = -24.0f * (2.0f * inv6 * inv6 - inv6) * inv2;
-                                fx += f * dx;
-                                fy += f * dy;
-                                fz += f * dz;
-                            }
-                        }
-                float4 v = vel_in[i];
-                v.x += fx * dt;
-                v.y += fy * dt;
-                v.z += fz * dt;
-                vel_out[i] = v;
-                pos_out[i] = (float4)(p.x + v.x * dt, p.y + v.y * dt, p.z + v.z * dt, p.w);
-            }
+        // One loop over the home particles with the staged/fallback choice inside it: PoCL 5.0
+        // aborts on an if/else whose two arms are each a loop between two barriers of the unit loop.
+        for (int h = tid; h < nh; h += BLOCK) {
+            if (staged)
+                update_staged(h, h0, recj, pfx, pfy, pfz, pos_in, pos_out, vel_in, vel_out, dt);
+            else
+                update_fallback(h, h0, len, W, x0, cy, cz, mi, L, rcut2, dt, mpc, cst, ccell, pos_in, pos_out,
+                                vel_in, vel_out, cell_count, cell_list);
         }
         barrier(CLK_LOCAL_MEM_FENCE);  // the next unit reuses the local arrays
     }
