@@ -34,7 +34,7 @@ TEST(RunFeedback, EachUnusedAnswerIsToldToTheNextPrompt) {
     std::filesystem::create_directories(prompts);
     std::ofstream(seed) << kevo::task_file("heat2d", "seed.cl");
     std::ofstream(script) << "#!/bin/sh\n"
-                             "cat > '" + prompts + "/prompt-$KEVO_ITERATION.txt'\n"
+                             "cat > \"" + prompts + "/prompt-$KEVO_ITERATION.txt\"\n"
                              "case $KEVO_ITERATION in\n"
                              "1) echo 'I would tile it in local memory.' ;;\n"
                              "2) printf '<<<<<<< SEARCH\\nthis line is not in the kernel\\n=======\\nx\\n>>>>>>> REPLACE\\n' ;;\n"

@@ -258,7 +258,7 @@ TEST(RunLlm, StreamedAnswersAreEvaluated) {
         body += "data: " + nlohmann::json{{"choices", nlohmann::json::array()}, {"usage", {{"prompt_tokens", 700}, {"completion_tokens", 70}}}}.dump() + "\n\n";
         r.set_content(body + "data: [DONE]\n\n", "text/event-stream");
     };
-    ScriptedEndpoint endpoint({stream, stream, stream});
+    ScriptedEndpoint endpoint({stream, stream, stream, stream, stream});  // one run of 1 iteration, one stopped after 3
     const std::string db = temp("stream.db");
     const auto r = run_kevo(llm_run(endpoint.base_url(), db, {"--stream", "--iterations", "1", "--json"}));
     ASSERT_EQ(r.exit_code, kevo::test::run_exit_status(r.json())) << r.err;
