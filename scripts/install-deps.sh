@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Installs kevo's build and test dependencies from Debian 12 packages (run as root or with sudo).
+# Installs kevo's build and test dependencies from Debian 12 packages (run as root or with sudo), and
+# LiteLLM's proxy from PyPI into .venv-litellm (ignored by git), the real OpenAI-compatible server of
+# tests/test_litellm_proxy.cpp.
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -9,4 +11,12 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential cmake ninja-build pkg-config \
     libcli11-dev nlohmann-json3-dev libfmt-dev libcurl4-openssl-dev libsqlite3-dev \
     ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo \
-    libgtest-dev libgmock-dev libcpp-httplib-dev python3
+    libgtest-dev libgmock-dev libcpp-httplib-dev python3 python3-venv
+
+# One pinned version: the test relies on its mock responses, its cost header and its master-key rule.
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+LITELLM_VERSION="1.108.7"
+if ! "$ROOT/.venv-litellm/bin/litellm" --version 2>/dev/null | grep -q "$LITELLM_VERSION"; then
+    python3 -m venv "$ROOT/.venv-litellm"
+    "$ROOT/.venv-litellm/bin/pip" install --quiet --disable-pip-version-check "litellm[proxy]==$LITELLM_VERSION"
+fi

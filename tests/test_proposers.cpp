@@ -17,9 +17,12 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "core/version.hpp"
 #include "search/prompt.hpp"
+#include "search/proposers/chat_reply.hpp"
 #include "search/proposers/cmd.hpp"
 #include "search/proposers/llm.hpp"
 #include "search/proposers/replay.hpp"
@@ -34,6 +37,7 @@ namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using Status = Proposal::Status;
+using Failure = Proposal::Failure;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
@@ -92,6 +96,18 @@ struct TempDir {
     }
 };
 
+// A chat-completions stream: the kernel answer cut into chunks, the usage in a last chunk of its own.
+std::string event_stream(const std::string& content, size_t chunk) {
+    std::string out = ": a comment line\n\n";
+    for (size_t i = 0; i < content.size(); i += chunk) {
+        const nlohmann::json delta = {{"choices", {{{"index", 0}, {"delta", {{"content", content.substr(i, chunk)}}}}}}};
+        out += "data: " + delta.dump() + "\n\n";
+    }
+    out += "data: " + nlohmann::json{{"choices", {{{"index", 0}, {"delta", nlohmann::json::object()}, {"finish_reason", "stop"}}}}}.dump() + "\n\n";
+    out += "data: " + nlohmann::json{{"choices", nlohmann::json::array()}, {"usage", {{"prompt_tokens", 900}, {"completion_tokens", 250}}}}.dump() + "\r\n\r\n";
+    return out + "data: [DONE]\n\n";
+}
+
 #ifdef KEVO_HAVE_HTTPLIB
 
 // An OpenAI-compatible endpoint that answers POST /v1/chat/completions from a script of steps (the
@@ -103,9 +119,10 @@ public:
         std::string body;
         std::vector<std::pair<std::string, std::string>> headers;
         double stall_s = 0;  // sleep before answering (released early when the server stops)
+        std::string content_type = "application/json";
     };
     struct Request {
-        std::string body, authorization, path;
+        std::string body, authorization, path, user_agent;
         bool has_authorization = false;
         Clock::time_point at;
     };
@@ -118,7 +135,7 @@ public:
             {
                 std::lock_guard lock(mutex_);
                 requests_.push_back({req.body, req.get_header_value("Authorization"), req.path,
-                                     req.has_header("Authorization"), Clock::now()});
+                                     req.get_header_value("User-Agent"), req.has_header("Authorization"), Clock::now()});
                 step = script_.front();
                 if (script_.size() > 1) script_.pop_front();
             }
@@ -128,7 +145,7 @@ public:
             }
             res.status = step.status;
             for (const auto& [k, v] : step.headers) res.set_header(k, v);
-            res.set_content(step.body, "application/json");
+            res.set_content(step.body, step.content_type);
         });
         port_ = server_.bind_to_any_port("127.0.0.1");
         if (port_ <= 0) throw std::runtime_error("the fake endpoint cannot bind a port on 127.0.0.1");
@@ -280,6 +297,7 @@ TEST(Proposers, Llm500EveryTimeFailsAfterRetries) {
     Context c;
     const Proposal p = make_llm_proposer(options_for(server))->propose(c.context);
     EXPECT_EQ(p.status, Status::failed);
+    EXPECT_EQ(p.failure, Failure::transient);
     EXPECT_EQ(server.requests().size(), 3u);  // 1 + max_retries
     EXPECT_NE(p.note.find("HTTP 500 x3"), std::string::npos) << p.note;
     EXPECT_NE(p.note.find("upstream exploded"), std::string::npos) << p.note;
@@ -308,6 +326,7 @@ TEST(Proposers, Llm401FailsAtOnce) {
     Context c;
     const Proposal p = make_llm_proposer(options_for(server))->propose(c.context);
     EXPECT_EQ(p.status, Status::failed);
+    EXPECT_EQ(p.failure, Failure::permanent);
     EXPECT_EQ(server.requests().size(), 1u);
     EXPECT_NE(p.note.find("HTTP 401"), std::string::npos) << p.note;
     EXPECT_NE(p.note.find("Incorrect API key provided"), std::string::npos) << p.note;
@@ -328,7 +347,155 @@ TEST(Proposers, LlmUnreachableEndpointFailsAfterRetries) {
     o.backoff_initial_s = 0.01;
     const Proposal p = make_llm_proposer(o)->propose(c.context);
     EXPECT_EQ(p.status, Status::failed);
+    EXPECT_EQ(p.failure, Failure::transient) << "a refused connection may be a server still starting";
     EXPECT_NE(p.note.find("connection error x2"), std::string::npos) << p.note;
+}
+
+TEST(Proposers, LlmFailuresRetryingCannotMendArePermanentAndNotRetried) {
+    struct Case {
+        int status;
+        const char* message;
+        Failure failure;
+    };
+    const std::vector<Case> cases = {
+        {403, "key not allowed to access model", Failure::permanent},
+        {404, "The model `gpt-9` does not exist", Failure::permanent},
+        {400, "Unsupported parameter: 'max_tokens' is not supported with this model.", Failure::permanent},
+        {400, "invalid model ID", Failure::permanent},
+        {422, "temperature: parameter out of range", Failure::permanent},
+        {400, "the prompt is too long for this request", Failure::transient},  // the next prompt may be shorter
+    };
+    for (const Case& k : cases) {
+        SCOPED_TRACE(std::to_string(k.status) + " " + k.message);
+        FakeOpenAi server({{k.status, nlohmann::json{{"error", {{"message", k.message}}}}.dump(), {}, 0},
+                           {200, completion(kKernelAnswer), {}, 0}});
+        Context c;
+        const Proposal p = make_llm_proposer(options_for(server))->propose(c.context);
+        EXPECT_EQ(p.status, Status::failed);
+        EXPECT_EQ(p.failure, k.failure);
+        EXPECT_EQ(server.requests().size(), 1u) << "a 4xx is not retried";
+        EXPECT_NE(p.note.find(fmt::format("HTTP {}", k.status)), std::string::npos) << p.note;
+        EXPECT_NE(p.note.find(k.message), std::string::npos) << p.note;
+    }
+}
+
+TEST(Proposers, LlmUnresolvableHostIsPermanentAndNotRetried) {
+    Context c;
+    LlmOptions o;
+    o.base_url = "http://kevo-no-such-host.invalid/v1";  // .invalid never resolves (RFC 2606)
+    o.model = "m";
+    o.max_retries = 3;
+    o.backoff_initial_s = 2;  // a retry would show in the time taken
+    const auto start = Clock::now();
+    const Proposal p = make_llm_proposer(o)->propose(c.context);
+    EXPECT_LT(seconds_since(start), 1.9);
+    EXPECT_EQ(p.status, Status::failed);
+    EXPECT_EQ(p.failure, Failure::permanent);
+    EXPECT_NE(p.note.find("unresolvable host"), std::string::npos) << p.note;
+    EXPECT_EQ(p.note.find(" x2"), std::string::npos) << p.note;
+}
+
+TEST(Proposers, LlmSpeaksOnlyHttp) {
+    Context c;
+    LlmOptions o;
+    o.base_url = "ftp://127.0.0.1:1/v1";
+    o.model = "m";
+    o.max_retries = 3;
+    o.backoff_initial_s = 2;
+    const auto start = Clock::now();
+    const Proposal p = make_llm_proposer(o)->propose(c.context);
+    EXPECT_LT(seconds_since(start), 1.9);
+    EXPECT_EQ(p.status, Status::failed);
+    EXPECT_EQ(p.failure, Failure::permanent);
+    EXPECT_NE(p.note.find("unusable URL"), std::string::npos) << p.note;
+}
+
+TEST(Proposers, LlmLeavesOutWhatIsUnsetAndSendsItsUserAgent) {
+    FakeOpenAi server({{200, completion(kKernelAnswer), {}, 0}});
+    Context c;
+    LlmOptions o = options_for(server);
+    o.temperature.reset();
+    o.max_tokens.reset();
+    o.max_completion_tokens = 5000;
+    const Proposal p = make_llm_proposer(o)->propose(c.context);
+    ASSERT_EQ(p.status, Status::ok) << p.note;
+    const auto requests = server.requests();
+    ASSERT_EQ(requests.size(), 1u);
+    const auto j = nlohmann::json::parse(requests[0].body);
+    EXPECT_FALSE(j.contains("temperature")) << j.dump();
+    EXPECT_FALSE(j.contains("max_tokens")) << j.dump();
+    EXPECT_FALSE(j.contains("stream")) << j.dump();
+    EXPECT_EQ(j.at("max_completion_tokens"), 5000);
+    EXPECT_EQ(requests[0].user_agent, std::string("kevo/") + kVersion);
+    EXPECT_FALSE(std::string(kVersion).empty());
+}
+
+TEST(Proposers, LlmTakesTheServersCostUnlessPricesAreGiven) {
+    const std::vector<std::pair<std::string, std::string>> cost = {{kServerCostHeader, "0.0123"}};
+    Context c;
+    {
+        FakeOpenAi server({{200, completion(kKernelAnswer), cost, 0}});
+        LlmOptions o = options_for(server);
+        o.price_prompt_per_mtok = o.price_completion_per_mtok = 0;
+        const Proposal p = make_llm_proposer(o)->propose(c.context);
+        ASSERT_EQ(p.status, Status::ok) << p.note;
+        EXPECT_DOUBLE_EQ(p.cost_usd, 0.0123);
+    }
+    {
+        FakeOpenAi server({{200, completion(kKernelAnswer), cost, 0}});
+        const Proposal p = make_llm_proposer(options_for(server))->propose(c.context);  // $2 / $8 per million
+        ASSERT_EQ(p.status, Status::ok) << p.note;
+        EXPECT_NEAR(p.cost_usd, 1200 * 2.0 / 1e6 + 300 * 8.0 / 1e6, 1e-12);
+    }
+    {
+        FakeOpenAi server({{200, completion(kKernelAnswer), {}, 0}});
+        LlmOptions o = options_for(server);
+        o.price_prompt_per_mtok = o.price_completion_per_mtok = 0;
+        const Proposal p = make_llm_proposer(o)->propose(c.context);
+        ASSERT_EQ(p.status, Status::ok) << p.note;
+        EXPECT_EQ(p.cost_usd, 0.0) << "no price and no reported cost: nothing is counted";
+        o.cost_from_server = true;
+        const Proposal q = make_llm_proposer(o)->propose(c.context);
+        EXPECT_EQ(q.status, Status::failed);
+        EXPECT_EQ(q.failure, Failure::fatal);
+        EXPECT_NE(q.note.find(kServerCostHeader), std::string::npos) << q.note;
+        EXPECT_EQ(q.prompt_tokens, 1200) << "the tokens spent are still recorded";
+    }
+}
+
+TEST(Proposers, LlmStreamsWhenAskedAndSaysSoWhenNot) {
+    const std::string stream = event_stream(kKernelAnswer, 7);
+    Context c;
+    {
+        FakeOpenAi server({{200, stream, {}, 0, "text/event-stream"}});
+        LlmOptions o = options_for(server);
+        o.stream = true;
+        const Proposal p = make_llm_proposer(o)->propose(c.context);
+        ASSERT_EQ(p.status, Status::ok) << p.note;
+        EXPECT_EQ(p.answer, kKernelAnswer);
+        EXPECT_NE(p.source.find("block=64,4"), std::string::npos);
+        EXPECT_EQ(p.prompt_tokens, 900);
+        EXPECT_EQ(p.completion_tokens, 250);
+        const auto j = nlohmann::json::parse(server.requests().at(0).body);
+        EXPECT_EQ(j.at("stream"), true);
+        EXPECT_EQ(j.at("stream_options").at("include_usage"), true);
+    }
+    {
+        FakeOpenAi server({{200, stream, {}, 0, "text/event-stream; charset=utf-8"}});
+        const Proposal p = make_llm_proposer(options_for(server))->propose(c.context);
+        EXPECT_EQ(p.status, Status::failed);
+        EXPECT_EQ(p.failure, Failure::permanent);
+        EXPECT_NE(p.note.find("the server answered with a stream"), std::string::npos) << p.note;
+        EXPECT_NE(p.note.find("pass --stream"), std::string::npos) << p.note;
+    }
+    {
+        // A server that ignores stream: true and answers with one document is read all the same.
+        FakeOpenAi server({{200, completion(kKernelAnswer), {}, 0}});
+        LlmOptions o = options_for(server);
+        o.stream = true;
+        const Proposal p = make_llm_proposer(o)->propose(c.context);
+        EXPECT_EQ(p.status, Status::ok) << p.note;
+    }
 }
 
 #else
@@ -409,8 +576,43 @@ TEST(Proposers, CmdNonZeroExitFails) {
     Context c;
     const Proposal p = make_cmd_proposer({"cat >/dev/null; echo 'model quota exceeded' >&2; exit 3", 10})->propose(c.context);
     EXPECT_EQ(p.status, Status::failed);
+    EXPECT_EQ(p.failure, Failure::transient) << "a command that ran and failed may succeed next time";
     EXPECT_NE(p.note.find("status 3"), std::string::npos) << p.note;
     EXPECT_NE(p.note.find("model quota exceeded"), std::string::npos) << p.note;
+}
+
+TEST(Proposers, CmdThatTheShellCannotFindFailsPermanently) {
+    Context c;
+    const Proposal p = make_cmd_proposer({"kevo-no-such-proposer-program --flag", 10})->propose(c.context);
+    EXPECT_EQ(p.status, Status::failed);
+    EXPECT_EQ(p.failure, Failure::permanent);
+    EXPECT_NE(p.note.find("status 127"), std::string::npos) << p.note;
+    EXPECT_NE(p.note.find("not found"), std::string::npos) << p.note;
+    TempDir dir;
+    const auto script = dir.write("not_executable.sh", "#!/bin/sh\necho hi\n");  // mode 0644
+    const Proposal q = make_cmd_proposer({"'" + script.string() + "'", 10})->propose(c.context);
+    EXPECT_EQ(q.failure, Failure::permanent) << q.note;
+    EXPECT_NE(q.note.find("status 126"), std::string::npos) << q.note;
+}
+
+TEST(ChatReply, StreamEventsAssembleAndErrorsAreNamed) {
+    const ChatReply whole = parse_chat_stream(event_stream("abcdefghij", 3));
+    ASSERT_TRUE(whole.ok) << whole.error;
+    EXPECT_EQ(whole.content, "abcdefghij");
+    EXPECT_EQ(whole.finish_reason, "stop");
+    EXPECT_FALSE(whole.unfinished);
+    EXPECT_EQ(whole.prompt_tokens, 900);
+
+    const ChatReply cut = parse_chat_stream("data: {\"choices\":[{\"delta\":{\"content\":\"abc\"}}]}\n\n");
+    ASSERT_TRUE(cut.ok);
+    EXPECT_EQ(cut.content, "abc");
+    EXPECT_TRUE(cut.unfinished);
+
+    const ChatReply error = parse_chat_stream("data: {\"error\":{\"message\":\"overloaded\"}}\n\n");
+    EXPECT_FALSE(error.ok);
+    EXPECT_NE(error.error.find("overloaded"), std::string::npos) << error.error;
+    EXPECT_FALSE(parse_chat_stream("{\"choices\":[]}").ok) << "a document is not a stream";
+    EXPECT_FALSE(parse_chat_stream("data: not json\n\n").ok);
 }
 
 TEST(Proposers, ReplayFilesInNameOrderThenExhausted) {

@@ -1,7 +1,9 @@
 // `kevo run --proposer llm` end to end against a fake OpenAI-compatible endpoint served by this
 // test on 127.0.0.1: one run meets a valid kernel, a compile error, a wrong kernel, prose without
 // code, HTTP 429, HTTP 500 and a stalled connection, and must finish with every iteration recorded
-// and the right verdicts.
+// and the right verdicts; the same permanent error three times stops a run (failed, exit 2,
+// resumable); a cost cap needs a price or the server's reported cost; --stream reads server-sent
+// events; a base URL that is not http(s) and two token limits at once are refused.
 #ifdef KEVO_HAVE_HTTPLIB
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -25,6 +27,12 @@ using kevo::test::run_kevo;
 namespace {
 
 std::string fenced(const std::string& code) { return "Here is my kernel.\n\n```opencl\n" + code + "\n```\n"; }
+
+std::string heat2d_variant(const std::string& block) {
+    std::string source(kevo::task_file("heat2d", "seed.cl"));
+    source.replace(source.find("// kevo: launch heat_step block=BX,BY"), 37, "// kevo: launch heat_step block=" + block);
+    return source;
+}
 
 std::string chat_reply(const std::string& content) {
     return nlohmann::json{{"id", "fake"}, {"object", "chat.completion"},
@@ -52,6 +60,7 @@ public:
         thread_.join();
     }
     int port() const { return port_; }
+    std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
     size_t requests() const { return requests_; }
     std::string last_body() const { return last_body_; }
 
@@ -136,6 +145,150 @@ TEST(RunLlm, EveryKindOfAnswerInOneRun) {
     EXPECT_NE((*stored)[1].prompt.find("heat_step"), std::string::npos);
     EXPECT_NE((*stored)[1].answer.find("block=32,4"), std::string::npos);
     EXPECT_EQ((*stored)[1].prompt.find("100x75x15"), std::string::npos) << "the held-out size leaked into the prompt";
+}
+
+using Step = std::function<void(httplib::Response&)>;
+
+Step answer(const std::string& content, std::vector<std::pair<std::string, std::string>> headers = {}) {
+    return [content, headers](httplib::Response& r) {
+        for (const auto& [k, v] : headers) r.set_header(k, v);
+        r.set_content(chat_reply(content), "application/json");
+    };
+}
+
+Step refuse(int code, const std::string& message) {
+    return [code, message](httplib::Response& r) {
+        r.status = code;
+        r.set_content(nlohmann::json{{"error", {{"message", message}}}}.dump(), "application/json");
+    };
+}
+
+std::string temp(const std::string& name) { return kevo::test::temp_path("kevo_llm_stop", name); }
+
+// A short llm run of heat2d on OpenCL against `url`.
+std::vector<std::string> llm_run(const std::string& url, const std::string& db, std::vector<std::string> more) {
+    std::vector<std::string> args = {"run", "heat2d", "--backend", "opencl", "--proposer", "llm", "--base-url", url,
+                                     "--model", "fake-model", "--retries", "1", "--retry-backoff", "0.05",
+                                     "--warmup", "1", "--repeat", "3", "--gate-rounds", "1", "--db", db,
+                                     "--out", temp("out")};
+    args.insert(args.end(), more.begin(), more.end());
+    return args;
+}
+
+nlohmann::json newest_run(const std::string& db) {
+    const auto all = run_kevo({"report", "--all", "--db", db, "--json"}).json();
+    return all.is_object() && !all["runs"].empty() ? all["runs"][0] : nlohmann::json();
+}
+
+TEST(RunLlm, TheSamePermanentErrorThreeTimesStopsTheRunWhichResumesOnceMended) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    ScriptedEndpoint endpoint({refuse(401, "Incorrect API key provided"), refuse(401, "Incorrect API key provided"),
+                               refuse(401, "Incorrect API key provided"), answer(fenced(heat2d_variant("32,4")))});
+    const std::string db = temp("permanent.db");
+    const auto r = run_kevo(llm_run(endpoint.base_url(), db, {"--iterations", "4"}));
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(endpoint.requests(), 3u) << "a 401 is not retried, and the fourth iteration never starts";
+    EXPECT_NE(r.err.find("3 times in a row"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("HTTP 401"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("Incorrect API key provided"), std::string::npos) << r.err;
+    const auto run = newest_run(db);
+    ASSERT_TRUE(run.is_object());
+    EXPECT_EQ(run["status"], "failed");
+    EXPECT_NE(run["summary"]["error"].get<std::string>().find("Incorrect API key provided"), std::string::npos);
+    EXPECT_EQ(run["summary"]["proposals"]["failed"], 3);
+    const std::string id = run["run_id"];
+    const auto rep = run_kevo({"report", id, "--db", db, "--json"}).json();
+    ASSERT_EQ(rep["iterations"].size(), 4u) << rep.dump(1);
+    for (int i = 1; i <= 3; ++i) EXPECT_EQ(rep["iterations"][i]["status"], "permanent_error") << rep["iterations"][i].dump(1);
+
+    // Mended (the endpoint now answers): the stored run goes on from iteration 4.
+    const auto resumed = run_kevo({"run", "--resume", id, "--db", db, "--json"});
+    ASSERT_EQ(resumed.exit_code, kevo::test::run_exit_status(resumed.json())) << resumed.err;
+    EXPECT_EQ(endpoint.requests(), 4u);
+    const auto summary = resumed.json();
+    EXPECT_EQ(summary["iterations"], 4);
+    EXPECT_EQ(summary["proposals"]["failed"], 3);
+    EXPECT_EQ(summary["proposals"]["evaluated"], 1);
+    EXPECT_EQ(newest_run(db)["status"], "finished");
+}
+
+TEST(RunLlm, ACostCapNeedsAPriceOrTheServersCost) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const std::string db = temp("cost.db");
+    const auto unpriced = run_kevo(llm_run("http://127.0.0.1:9/v1", db, {"--max-cost", "1"}));
+    EXPECT_EQ(unpriced.exit_code, 2);
+    EXPECT_NE(unpriced.err.find("--max-cost 1 needs a price"), std::string::npos) << unpriced.err;
+    EXPECT_NE(unpriced.err.find("--cost-from-server"), std::string::npos) << unpriced.err;
+    const auto both = run_kevo(llm_run("http://127.0.0.1:9/v1", db, {"--cost-from-server", "--price-in", "1"}));
+    EXPECT_EQ(both.exit_code, 2);
+    EXPECT_NE(both.err.find("give one of them"), std::string::npos) << both.err;
+    const auto tune = run_kevo({"run", "heat2d", "--backend", "opencl", "--max-cost", "1", "--db", db});
+    EXPECT_EQ(tune.exit_code, 2);
+    EXPECT_NE(tune.err.find("applies to --proposer llm"), std::string::npos) << tune.err;
+
+    // The server's reported cost keeps the cap: $0.6 a reply, a cap of $1, so two iterations.
+    const std::vector<std::pair<std::string, std::string>> cost = {{"x-litellm-response-cost", "0.6"}};
+    ScriptedEndpoint reporting({answer(fenced(heat2d_variant("32,4")), cost), answer("no code here", cost),
+                                answer("no code here", cost)});
+    const auto capped = run_kevo(llm_run(reporting.base_url(), db, {"--cost-from-server", "--max-cost", "1",
+                                                                    "--iterations", "5", "--json"}));
+    ASSERT_EQ(capped.exit_code, kevo::test::run_exit_status(capped.json())) << capped.err;
+    EXPECT_EQ(reporting.requests(), 2u);
+    EXPECT_EQ(capped.json()["iterations"], 2);
+    EXPECT_NEAR(capped.json()["cost_usd"].get<double>(), 1.2, 1e-9);
+    EXPECT_NE(capped.json()["stop_reason"].get<std::string>().find("cost cap"), std::string::npos) << capped.out;
+
+    // A reply without the cost: the cap could no longer be kept, so the run stops at once.
+    ScriptedEndpoint silent({answer(fenced(heat2d_variant("32,4")))});
+    const auto stopped = run_kevo(llm_run(silent.base_url(), db, {"--cost-from-server", "--max-cost", "1",
+                                                                  "--iterations", "5"}));
+    EXPECT_EQ(stopped.exit_code, 2) << stopped.err;
+    EXPECT_EQ(silent.requests(), 1u);
+    EXPECT_NE(stopped.err.find("without the x-litellm-response-cost header"), std::string::npos) << stopped.err;
+    EXPECT_EQ(newest_run(db)["status"], "failed");
+}
+
+TEST(RunLlm, StreamedAnswersAreEvaluated) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const std::string content = fenced(heat2d_variant("32,4"));
+    const Step stream = [content](httplib::Response& r) {
+        std::string body;
+        for (size_t i = 0; i < content.size(); i += 40)
+            body += "data: " + nlohmann::json{{"choices", {{{"index", 0}, {"delta", {{"content", content.substr(i, 40)}}}}}}}.dump() + "\n\n";
+        body += "data: " + nlohmann::json{{"choices", nlohmann::json::array()}, {"usage", {{"prompt_tokens", 700}, {"completion_tokens", 70}}}}.dump() + "\n\n";
+        r.set_content(body + "data: [DONE]\n\n", "text/event-stream");
+    };
+    ScriptedEndpoint endpoint({stream, stream, stream, stream, stream});  // one run of 1 iteration, one stopped after 3
+    const std::string db = temp("stream.db");
+    const auto r = run_kevo(llm_run(endpoint.base_url(), db, {"--stream", "--iterations", "1", "--json"}));
+    ASSERT_EQ(r.exit_code, kevo::test::run_exit_status(r.json())) << r.err;
+    EXPECT_NE(endpoint.last_body().find("\"stream\":true"), std::string::npos) << endpoint.last_body();
+    const auto rep = run_kevo({"report", r.json()["run_id"], "--db", db, "--json"}).json();
+    ASSERT_EQ(rep["iterations"].size(), 2u);
+    EXPECT_EQ(rep["iterations"][1]["status"], "evaluated") << rep["iterations"][1].dump(1);
+    EXPECT_EQ(rep["iterations"][1]["verdict"], "ok");
+    EXPECT_EQ(rep["tokens"], 770);
+
+    // Without --stream the same answer is a permanent error that says what to do.
+    const auto plain = run_kevo(llm_run(endpoint.base_url(), db, {"--iterations", "5"}));
+    EXPECT_EQ(plain.exit_code, 2) << plain.err;
+    EXPECT_NE(plain.err.find("the server answered with a stream (text/event-stream); pass --stream"), std::string::npos)
+        << plain.err;
+}
+
+TEST(RunLlm, UsageErrorsNameTheFlag) {
+    const std::string db = temp("usage.db");
+    const auto ftp = run_kevo(llm_run("ftp://example.org/v1", db, {}));
+    EXPECT_EQ(ftp.exit_code, 2);
+    EXPECT_NE(ftp.err.find("--base-url ftp://example.org/v1: only http:// and https:// URLs are accepted"),
+              std::string::npos) << ftp.err;
+    EXPECT_LT(ftp.seconds, 10.0);
+    const auto two = run_kevo(llm_run("http://127.0.0.1:9/v1", db, {"--max-tokens", "100", "--max-completion-tokens", "100"}));
+    EXPECT_EQ(two.exit_code, 2);
+    EXPECT_NE(two.err.find("--max-tokens and --max-completion-tokens"), std::string::npos) << two.err;
+    const auto bad = run_kevo(llm_run("http://127.0.0.1:9/v1", db, {"--temperature", "warm"}));
+    EXPECT_EQ(bad.exit_code, 2);
+    EXPECT_NE(bad.err.find("none"), std::string::npos) << bad.err;
 }
 
 }  // namespace

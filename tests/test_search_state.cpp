@@ -99,5 +99,62 @@ TEST(SearchState, ReplayingTheRowsGivesTheLiveState) {
     EXPECT_EQ(history_iterations(resumed), history_iterations(live));
 }
 
+IterationRecord unused_row(int iteration, const char* status, const std::string& diagnostics,
+                           std::optional<int64_t> candidate = std::nullopt) {
+    IterationRecord r = row(iteration, false, false);
+    r.status = status;
+    r.diagnostics = diagnostics;
+    r.candidate_id = candidate;
+    return r;
+}
+
+// What the next prompt says about an unused answer, the permanent-failure streak that stops a run
+// and the counts of the summary all come from the rows, so a replay stands where the live run stood.
+TEST(SearchState, UnusedAnswersFailureStreaksAndCountsFollowTheRows) {
+    const std::vector<IterationRecord> rows = {
+        row(0, true),
+        row(1, true),
+        unused_row(2, kNoCodeStatus, "no fenced code block"),
+        unused_row(3, kEditFailedStatus, "edit 1 of 1: SEARCH text not found"),
+        unused_row(4, kDuplicateStatus, "same as iteration 1", 101),  // iteration 1's candidate id
+        unused_row(5, kPermanentErrorStatus, "HTTP 401: bad key"),
+        unused_row(6, kPermanentErrorStatus, "HTTP 401: bad key"),
+        unused_row(7, kPermanentErrorStatus, "HTTP 404: no such model"),  // a different error starts again
+        unused_row(8, kPermanentErrorStatus, "HTTP 404: no such model"),
+    };
+    std::vector<std::optional<UnusedAnswer>> unused;
+    std::vector<int> streaks;
+    SearchState live(4, 0);
+    for (const auto& r : rows) {
+        live.apply(r, attempt_of(r));
+        unused.push_back(live.unused());
+        streaks.push_back(live.identical_permanent_failures());
+    }
+    EXPECT_EQ(streaks, (std::vector<int>{0, 0, 0, 0, 0, 1, 2, 1, 2}));
+    EXPECT_FALSE(unused[1].has_value()) << "an evaluated iteration leaves nothing to tell";
+    ASSERT_TRUE(unused[2] && unused[3] && unused[4] && unused[8]);
+    EXPECT_EQ(unused[2]->kind, UnusedAnswer::Kind::no_code);
+    EXPECT_EQ(unused[2]->detail, "no fenced code block");
+    EXPECT_EQ(unused[3]->kind, UnusedAnswer::Kind::edit_failed);
+    EXPECT_EQ(unused[4]->kind, UnusedAnswer::Kind::duplicate);
+    EXPECT_EQ(unused[4]->duplicate_of, 1);
+    EXPECT_EQ(unused[8]->kind, UnusedAnswer::Kind::proposer_error);
+    EXPECT_EQ(unused[8]->iteration, 8);
+    EXPECT_EQ(unused[8]->in_a_row, 7);
+    const ProposalCounts& c = live.counts();
+    EXPECT_EQ(c.evaluated, 1);
+    EXPECT_EQ(c.no_code, 1);
+    EXPECT_EQ(c.edit_failed, 1);
+    EXPECT_EQ(c.duplicate, 1);
+    EXPECT_EQ(c.failed, 4);
+
+    // A permanent failure then a success: the streak ends.
+    live.apply(row(9), attempt_of(row(9)));
+    EXPECT_EQ(live.identical_permanent_failures(), 0);
+    EXPECT_FALSE(live.unused().has_value());
+    EXPECT_EQ(live.evaluated_at(109), 9);
+    EXPECT_EQ(live.evaluated_at(102), -1);
+}
+
 }  // namespace
 }  // namespace kevo

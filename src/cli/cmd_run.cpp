@@ -2,6 +2,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
@@ -28,6 +29,18 @@ namespace kevo::cli {
 
 namespace {
 
+// `check`, or the word "none".
+CLI::Validator or_none(CLI::Validator check) {
+    const std::string description = check.get_description() + " or none";
+    return CLI::Validator(
+        [check](std::string& text) {
+            if (text == "none") return std::string();
+            const std::string error = check(text);
+            return error.empty() ? error : error + " (give a number, or none to send none)";
+        },
+        description);
+}
+
 // The run's own defaults live in RunOptions (search/loop.hpp); the CLI takes them from there.
 const RunOptions kRunDefaults{};
 
@@ -36,10 +49,14 @@ struct RunCliOptions {
     std::string task, profile, proposer = "tune", strategy = kRunDefaults.strategy, model, base_url, command, replay_dir,
                 resume, db = "kevo.db", roofline = "static", output_dir = "kevo-runs", from;
     int iterations = kRunDefaults.iterations, warmup = kRunDefaults.warmup, repeat = kRunDefaults.repeat,
-        stagnation = kRunDefaults.stagnation_window, gate_rounds = kRunDefaults.gate_rounds, max_tokens = 8192,
-        retries = 4;
-    double max_cost = 0, max_wall = 0, timeout = kRunDefaults.timeout_s, temperature = 0.7, request_timeout = 300,
-           command_timeout = 600, price_in = 0, price_out = 0, retry_backoff = 1.0;
+        stagnation = kRunDefaults.stagnation_window, gate_rounds = kRunDefaults.gate_rounds, retries = 4;
+    double max_cost = 0, max_wall = 0, timeout = kRunDefaults.timeout_s, request_timeout = 300, command_timeout = 600,
+           price_in = 0, price_out = 0, retry_backoff = 1.0;
+    // As given (a number or "none"), and as sent: unset values are left out of the request.
+    std::string temperature_text = "0.7", max_tokens_text = "8192";
+    std::optional<double> temperature = 0.7;
+    std::optional<int> max_tokens = 8192, max_completion_tokens;
+    bool stream = false, cost_from_server = false;
     uint64_t seed = 0;
     bool seed_given = false, json = false;
     std::vector<std::string> given;  // the options named on the command line (what --resume may not change)
@@ -67,6 +84,9 @@ void for_each_proposer_setting(RunCliOptions& o, Visit visit) {
     visit("replay", o.replay_dir);
     visit("temperature", o.temperature);
     visit("max_tokens", o.max_tokens);
+    visit("max_completion_tokens", o.max_completion_tokens);
+    visit("stream", o.stream);
+    visit("cost_from_server", o.cost_from_server);
     visit("request_timeout", o.request_timeout);
     visit("retries", o.retries);
     visit("retry_backoff", o.retry_backoff);
@@ -109,17 +129,67 @@ std::string api_key() {
     return {};
 }
 
-Expected<std::unique_ptr<Proposer>> make_proposer(const RunCliOptions& o) {
+bool given(const RunCliOptions& o, const char* flag) { return std::count(o.given.begin(), o.given.end(), flag) > 0; }
+
+// --temperature and --max-tokens as given: a number, or "none" to leave it out of the request;
+// --max-completion-tokens takes the place of --max-tokens.
+Expected<void> read_request_limits(RunCliOptions& o) {
+    if (o.temperature_text == "none") o.temperature.reset();
+    else o.temperature = std::stod(o.temperature_text);  // the option's check accepted it as a number
+    if (o.max_tokens_text == "none") o.max_tokens.reset();
+    else o.max_tokens = std::stoi(o.max_tokens_text);
+    if (o.max_completion_tokens) {
+        if (given(o, "--max-tokens") && o.max_tokens)
+            return make_error("--max-tokens and --max-completion-tokens both limit the answer; give one of them "
+                              "(reasoning models take --max-completion-tokens)");
+        o.max_tokens.reset();
+    }
+    return {};
+}
+
+bool starts_with_ci(const std::string& text, std::string_view prefix) {
+    return text.size() >= prefix.size() &&
+           std::equal(prefix.begin(), prefix.end(), text.begin(),
+                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
+
+// How the llm proposer prices what it spends, checked against the budget asked for: a cost cap
+// needs prices, or the server's own figure on every reply (--cost-from-server).
+Expected<void> check_llm_settings(const RunCliOptions& o, double max_cost) {
+    if (!starts_with_ci(o.base_url, "http://") && !starts_with_ci(o.base_url, "https://"))
+        return make_error(fmt::format("--base-url {}: only http:// and https:// URLs are accepted (an OpenAI-compatible "
+                                      "endpoint, e.g. https://host/v1)", o.base_url));
+    const bool priced = o.price_in > 0 || o.price_out > 0;
+    if (o.cost_from_server && priced)
+        return make_error("--cost-from-server and --price-in/--price-out are two ways to price a run; give one of them");
+    if (o.cost_from_server && o.stream)
+        return make_error(fmt::format("--cost-from-server cannot be kept with --stream: the {} header is sent before "
+                                      "a streamed answer is written", kServerCostHeader));
+    if (max_cost > 0 && !priced && !o.cost_from_server)
+        return make_error(fmt::format("--max-cost {:g} needs a price: give --price-in and --price-out (USD per million "
+                                      "tokens), or --cost-from-server when the server reports each reply's cost in "
+                                      "the {} header (LiteLLM's proxy does)", max_cost, kServerCostHeader));
+    return {};
+}
+
+Expected<std::unique_ptr<Proposer>> make_proposer(const RunCliOptions& o, double max_cost) {
+    if (max_cost > 0 && o.proposer != "llm")
+        return make_error(fmt::format("--max-cost {:g}: the {} proposer spends nothing that kevo can count; a cost cap "
+                                      "applies to --proposer llm", max_cost, o.proposer));
     if (o.proposer == "tune") return make_tune_proposer();
     if (o.proposer == "llm") {
         if (o.base_url.empty()) return make_error("--proposer llm needs --base-url (an OpenAI-compatible endpoint, e.g. https://host/v1)");
         if (o.model.empty()) return make_error("--proposer llm needs --model");
+        if (auto ok = check_llm_settings(o, max_cost); !ok) return ok.error();
         LlmOptions l;
         l.base_url = o.base_url;
         l.model = o.model;
         l.api_key = api_key();
         l.temperature = o.temperature;
         l.max_tokens = o.max_tokens;
+        l.max_completion_tokens = o.max_completion_tokens;
+        l.stream = o.stream;
+        l.cost_from_server = o.cost_from_server;
         l.request_timeout_s = o.request_timeout;
         l.max_retries = o.retries;
         l.backoff_initial_s = o.retry_backoff;
@@ -176,6 +246,11 @@ std::string outcome_text(const RunSummary& s) {
     return {};
 }
 
+std::string proposals_text(const ProposalCounts& c) {
+    return fmt::format("{} evaluated, {} without code, {} failed edits, {} duplicates, {} proposer failures", c.evaluated,
+                       c.no_code, c.edit_failed, c.duplicate, c.failed);
+}
+
 std::string interrupted_text(const RunSummary& s, const std::string& db) {
     std::string out = fmt::format("\nrun {} ({}) {} after iteration {}; it is marked interrupted.\n", s.run_id, s.task,
                                   s.stop_reason, s.iterations);
@@ -183,6 +258,7 @@ std::string interrupted_text(const RunSummary& s, const std::string& db) {
         out += fmt::format("  best so far   {} (score {}, the seed's {}), not yet through the held-out gate\n",
                            iteration_name(s.recommended), num(s.best_score, "{:.4f}"), num(s.seed_score, "{:.4f}"));
     if (!s.best_path.empty()) out += fmt::format("  best kernel   {}\n", s.best_path);
+    out += fmt::format("  proposals     {}\n", proposals_text(s.proposals));
     return out + fmt::format("  resume with   kevo run --resume {} --db {}", s.run_id, db);
 }
 
@@ -195,11 +271,12 @@ std::string summary_text(const RunSummary& s, const std::string& db) {
         "  speed-up (in-dist.)   {}   (seed time / best time, side by side)\n"
         "  held-out fraction     {}   (seed: {}; best verdict there: {})\n"
         "  held-out speed-up     {}\n"
+        "  proposals             {}\n"
         "  best kernel           {}\n",
         s.run_id, s.task, s.stop_reason, outcome_text(s), num(s.seed_score, "{:.4f}"), num(s.best_score, "{:.4f}"),
         iteration_name(s.recommended), with_spread(s.speedup, s.speedup_spread), num(s.heldout_fraction, "{:.4f}"),
         num(s.heldout_seed_fraction, "{:.4f}"), s.heldout_best_verdict,
-        with_spread(s.heldout_speedup, s.heldout_speedup_spread), s.best_path);
+        with_spread(s.heldout_speedup, s.heldout_speedup_spread), proposals_text(s.proposals), s.best_path);
     if (s.rejected) out += fmt::format("  rejected kernel       {}   ({})\n", s.rejected->path, s.rejected->reason);
     if (!s.ceilings.source.empty()) out += fmt::format("  {}\n", ceilings_text(s.ceilings));
     return out + fmt::format("  report                kevo report {} --db {}", s.run_id, db);
@@ -217,6 +294,7 @@ std::string failed_gate_warning(const RunSummary& s) {
 int run(RunCliOptions& o) {
     if (!o.resume.empty() && !o.task.empty())
         return fail(fmt::format("--resume {} continues a stored run; give no TASK with it", o.resume));
+    if (auto ok = read_request_limits(o); !ok) return fail(ok.error().message);
     install_interrupt_handlers();
     auto store = Store::open(o.db);
     if (!store) return fail(store.error().message);
@@ -243,10 +321,9 @@ int run(RunCliOptions& o) {
         const auto& s = options.settings;
         o.proposer = options.proposer;
         for_each_proposer_setting(o, [&](const char* key, auto& value) { value = s.value(key, value); });
-        auto given = [&](const char* name) { return std::count(o.given.begin(), o.given.end(), name) > 0; };
-        if (given("--iterations")) extension.iterations = o.iterations;
-        if (given("--max-wall")) extension.max_wall_s = o.max_wall;
-        if (given("--max-cost")) extension.max_cost_usd = o.max_cost;
+        if (given(o, "--iterations")) extension.iterations = o.iterations;
+        if (given(o, "--max-wall")) extension.max_wall_s = o.max_wall;
+        if (given(o, "--max-cost")) extension.max_cost_usd = o.max_cost;
     } else {
         if (o.task.empty()) return fail("kevo run needs a TASK (or --resume RUN_ID)");
         if (auto task = make_task(o.task); !task) return fail(task.error().message);
@@ -284,7 +361,7 @@ int run(RunCliOptions& o) {
     }
     if (options.strategy != "one-plus-one")
         return fail(fmt::format("--strategy {} is not implemented yet; one-plus-one is", options.strategy));
-    auto proposer = make_proposer(o);
+    auto proposer = make_proposer(o, extension.max_cost_usd.value_or(options.max_cost_usd));
     if (!proposer) return fail(proposer.error().message);
     if (auto w = check_writable_folder(options.output_dir.empty() ? "kevo-runs" : options.output_dir); !w)
         return fail(w.error().message);
@@ -328,8 +405,19 @@ void setup_run(CLI::App& app, int& exit_code) {
                     "gate's baseline)");
     cmd->add_option("--model", o->model, "LLM model name (llm)");
     cmd->add_option("--base-url", o->base_url, "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (llm); key from KEVO_API_KEY or OPENAI_API_KEY");
-    cmd->add_option("--temperature", o->temperature, "sampling temperature (llm)")->capture_default_str()->check(finite_range(0, 2));
-    cmd->add_option("--max-tokens", o->max_tokens, "answer token limit (llm)")->capture_default_str()->check(CLI::Range(1, 10000000));
+    cmd->add_option("--temperature", o->temperature_text, "sampling temperature, or none to send none (llm)")
+        ->capture_default_str()
+        ->check(or_none(finite_range(0, 2)));
+    cmd->add_option("--max-tokens", o->max_tokens_text, "answer token limit (max_tokens), or none to send none (llm)")
+        ->capture_default_str()
+        ->check(or_none(CLI::Range(1, 10000000)));
+    cmd->add_option("--max-completion-tokens", o->max_completion_tokens,
+                    "answer token limit as max_completion_tokens, in place of --max-tokens (reasoning models; llm)")
+        ->check(CLI::Range(1, 10000000));
+    cmd->add_flag("--stream", o->stream, "ask for the answer as a stream of server-sent events (llm)");
+    cmd->add_flag("--cost-from-server", o->cost_from_server,
+                  "take each reply's cost from the server's x-litellm-response-cost header, and stop if one lacks it "
+                  "(llm; lets --max-cost work without --price-in/--price-out)");
     cmd->add_option("--request-timeout", o->request_timeout, "seconds per HTTP request (llm)")
         ->capture_default_str()
         ->check(finite_range(1, 86400));
@@ -347,7 +435,9 @@ void setup_run(CLI::App& app, int& exit_code) {
         ->check(finite_range(1, 86400));
     cmd->add_option("--replay", o->replay_dir, "folder of candidate files, used in name order (replay)");
     cmd->add_option("--resume", o->resume, "continue the interrupted run RUN_ID");
-    cmd->add_option("--max-cost", o->max_cost, "stop once this many USD are spent (llm)")->check(finite_range(0, 1e9));
+    cmd->add_option("--max-cost", o->max_cost,
+                    "stop once this many USD are spent (llm; needs --price-in/--price-out or --cost-from-server)")
+        ->check(finite_range(0, 1e9));
     cmd->add_option("--max-wall", o->max_wall, "stop after this many seconds")->check(finite_range(0, 1e9));
     cmd->add_option("--stagnation", o->stagnation, "iterations without improvement before optimisation dropout (0: never)")
         ->capture_default_str()

@@ -281,8 +281,12 @@ ParsedAnswer parse_answer(std::string_view answer, std::string_view previous_sou
     }
 
     const Edits edits = find_edits(lines);
-    if (!edits.error.empty()) return {false, {}, edits.error};
-    if (!edits.edits.empty()) return apply_edits(edits.edits, previous_source);
+    if (!edits.error.empty()) return {false, {}, edits.error, true};
+    if (!edits.edits.empty()) {
+        ParsedAnswer applied = apply_edits(edits.edits, previous_source);
+        applied.edit_failed = !applied.ok;
+        return applied;
+    }
 
     ParsedAnswer parsed;
     if (outside.unclosed_reasoning && trim(text).empty())

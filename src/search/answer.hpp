@@ -14,6 +14,7 @@ struct ParsedAnswer {
     bool ok = false;
     std::string source;
     std::string reason;  // why nothing usable was found, or which form was used
+    bool edit_failed = false;  // not ok because its SEARCH/REPLACE edits are malformed or do not apply
 };
 
 // Edit format (one or more blocks):

@@ -29,6 +29,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// The same permanent proposer failure this many times in a row ends the run (failed, resumable).
+constexpr int kIdenticalPermanentFailures = 3;
+
 // A candidate's identity: its source up to line endings and trailing blanks, with the knob values
 // in force (the declared defaults filled in), so that a model echoing the seed, or spelling out a
 // default, is a duplicate and not evaluated again.
@@ -167,7 +170,7 @@ private:
     Expected<RunSummary> stopped_by(const Error& error) {
         if (interrupt_requested()) return interrupted();
         run_.status = state_.started() && !fatal_ ? RunStatus::interrupted : RunStatus::failed;
-        if (run_.status == RunStatus::failed) run_.summary = {{"error", error.message}};
+        if (run_.status == RunStatus::failed) run_.summary = {{"error", error.message}, {"proposals", state_.counts()}};
         if (auto r = store_.update_run(run_); !r) return make_error(error.message + "; and " + r.error().message);
         return error;
     }
@@ -182,6 +185,7 @@ private:
         s.outcome = RunOutcome::interrupted;
         s.stop_reason = fmt::format("interrupted by {}", interrupt_signal_name());
         s.iterations = run_.iterations_done;
+        s.proposals = state_.counts();
         s.cost_usd = state_.cost_usd();
         if (state_.started()) {
             const auto& best = state_.incumbent();
@@ -209,7 +213,7 @@ private:
     SearchState state_;
     CeilingsUsed ceilings_;  // those the seed was scored against: shown to the proposer
     std::string stop_reason_;
-    bool fatal_ = false;  // the run cannot go on (its --from kernel is wrong): failed, not interrupted
+    bool fatal_ = false;  // the run cannot go on (its --from kernel is wrong, its proposer keeps failing): failed
 
     void say(const std::string& line) const {
         if (progress_) progress_(line);
@@ -290,7 +294,7 @@ private:
         if (!recorded) return recorded.error();
         for (const auto& rec : *recorded) {
             std::optional<StoredAttempt> evaluated;
-            if ((rec.status == "evaluated" || rec.status == kFromStatus) && rec.candidate_id) {
+            if ((rec.status == kEvaluatedStatus || rec.status == kFromStatus) && rec.candidate_id) {
                 auto candidate = store_.load_candidate(*rec.candidate_id);
                 if (!candidate) return candidate.error();
                 auto result = eval_result_from_json(rec.result);
@@ -325,7 +329,7 @@ private:
         rec.run_id = run_.run_id;
         rec.iteration = 0;
         rec.candidate_id = *id;
-        rec.status = "evaluated";
+        rec.status = kEvaluatedStatus;
         rec.verdict = "ok";
         rec.score = result->score;
         rec.diagnostics = result->diagnostics;
@@ -391,6 +395,7 @@ private:
         ctx.profile = options_.profile;
         ctx.iteration = it;
         ctx.previous = state_.previous();
+        ctx.unused = state_.unused();
         ctx.incumbent = state_.incumbent().attempt;
         ctx.seed = options_.seed;
         // Optimisation dropout: the history withheld, a different approach asked for; the incumbent stays.
@@ -399,7 +404,8 @@ private:
         return ctx;
     }
 
-    // One proposal, recorded. False when the proposer has nothing left (stop_reason_ says so).
+    // One proposal, recorded. False when the proposer has nothing left (stop_reason_ says so); an
+    // error when it cannot go on (the run then fails, resumable once the cause is mended).
     Expected<bool> iterate(int it) {
         const bool dropout = state_.dropout_due();
         if (dropout)
@@ -416,7 +422,7 @@ private:
         std::optional<StoredAttempt> evaluated;
         std::string line;
         if (proposal.status != Proposal::Status::ok) {
-            rec.status = proposal.status == Proposal::Status::no_code ? "no_code" : "proposer_error";
+            rec.status = unused_status(proposal);
             rec.diagnostics = proposal.note;
             line = fmt::format("{}: {}", rec.status, proposal.note);
         } else {
@@ -429,7 +435,34 @@ private:
         say(fmt::format("[{:>3}/{}] {}{}  best {}", it, last_iteration(),
                         proposal.note.empty() ? "" : proposal.note.substr(0, 60) + ": ", line,
                         score_text(state_.incumbent().attempt.result.score)));
+        if (auto stop = proposer_cannot_go_on(proposal)) {
+            fatal_ = true;
+            return make_error(*stop);
+        }
         return true;
+    }
+
+    static const char* unused_status(const Proposal& proposal) {
+        switch (proposal.status) {
+            case Proposal::Status::no_code: return kNoCodeStatus;
+            case Proposal::Status::edit_failed: return kEditFailedStatus;
+            default: break;
+        }
+        const bool permanent = proposal.failure == Proposal::Failure::permanent || proposal.failure == Proposal::Failure::fatal;
+        return permanent ? kPermanentErrorStatus : kProposerErrorStatus;
+    }
+
+    // Why the run must stop after this proposal: a fatal failure, or the same permanent failure
+    // kIdenticalPermanentFailures times in a row (counted by the search state, so a resumed run
+    // that meets it once more stops again).
+    std::optional<std::string> proposer_cannot_go_on(const Proposal& proposal) const {
+        const std::string resume = fmt::format("mend it and resume with kevo run --resume {}", run_.run_id);
+        if (proposal.failure == Proposal::Failure::fatal)
+            return fmt::format("the proposer cannot go on: {}; {}", proposal.note, resume);
+        if (state_.identical_permanent_failures() >= kIdenticalPermanentFailures)
+            return fmt::format("the proposer failed {} times in a row with the same error, which retrying cannot mend: "
+                               "{}; {}", state_.identical_permanent_failures(), proposal.note, resume);
+        return std::nullopt;
     }
 
     // Stores the candidate, evaluates it unless it is a duplicate, and judges it against the
@@ -442,9 +475,13 @@ private:
         if (!id) return id.error();
         rec.candidate_id = *id;
         if (state_.seen(hash)) {
-            rec.status = "duplicate";
-            rec.diagnostics = "the same source and knob values were evaluated earlier in this run";
-            return std::string("duplicate of an earlier candidate (not re-evaluated)");
+            const int earlier = state_.evaluated_at(*id);
+            rec.status = kDuplicateStatus;
+            rec.diagnostics = fmt::format("the same source and knob values as {} (not evaluated again)",
+                                          earlier == 0  ? std::string("the seed")
+                                          : earlier > 0 ? fmt::format("iteration {}", earlier)
+                                                        : std::string("an earlier candidate"));
+            return fmt::format("duplicate: {}", rec.diagnostics);
         }
         Attempt attempt{it, proposal.source, proposal.defines, {}};
         auto result = evaluate(attempt, SizeSelection::in);
@@ -456,7 +493,7 @@ private:
         if (!decision)
             return make_error(fmt::format("iteration {}: {} (run {} can be resumed)", it, decision.error().message, run_.run_id));
         const EvalResult& r = attempt.result;
-        rec.status = "evaluated";
+        rec.status = kEvaluatedStatus;
         rec.verdict = verdict_name(r.verdict);
         rec.score = r.score;
         rec.diagnostics = r.diagnostics;
@@ -519,6 +556,7 @@ private:
         s.heldout_best_verdict = verdict_name(handed.verdict);
         s.gate = report.examined;
         s.ceilings = handed.result.ceilings;
+        s.proposals = state_.counts();
         s.cost_usd = state_.cost_usd();
         return s;
     }

@@ -16,6 +16,7 @@
 #include "eval/evaluator.hpp"
 #include "search/gate.hpp"
 #include "search/proposer.hpp"
+#include "search/search_state.hpp"
 #include "store/store.hpp"
 
 namespace kevo {
@@ -70,11 +71,12 @@ struct RunSummary {
     std::optional<RejectedKernel> rejected;         // set for best_failed_gate
     std::vector<GateExamination> gate;              // every kernel the gate examined, in order
     CeilingsUsed ceilings;                          // what the gate's fractions were divided by
+    ProposalCounts proposals;                       // what became of the proposals
     double cost_usd = 0;
 };
 KEVO_JSON_FIELDS(RunSummary, run_id, task, proposer, outcome, recommended, iterations, seed_score, best_score, speedup,
                  speedup_spread, heldout_fraction, heldout_seed_fraction, heldout_speedup, heldout_speedup_spread,
-                 heldout_best_verdict, best_path, rejected, gate, ceilings, stop_reason, cost_usd)
+                 heldout_best_verdict, best_path, rejected, gate, ceilings, stop_reason, proposals, cost_usd)
 
 // What `kevo run --resume` may change: a longer search or larger budgets (nothing that would change
 // what the stored iterations mean).

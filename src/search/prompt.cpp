@@ -1,8 +1,9 @@
 // The text a proposer reads: task brief, exact signatures, the launch contract and the geometry in
 // force, device and ceilings, scoring rule, incumbent with its per-size results, previous attempt
-// with structured feedback, a short history and the answer format. Held-out sizes are filtered at
-// every place an EvalResult is turned into text, and any free-text line naming one is withheld,
-// so a held-out result that slipped into a context still never reaches a proposer.
+// with structured feedback, a short history, what became of the last answer when it was not
+// evaluated, and the answer format. Held-out sizes are filtered at every place an EvalResult is
+// turned into text, and any free-text line naming one is withheld, so a held-out result that
+// slipped into a context still never reaches a proposer.
 #include "search/prompt.hpp"
 
 #include <algorithm>
@@ -318,6 +319,40 @@ void scoring_section(std::string& out, const ProposalContext& c) {
            "data.\n";
 }
 
+// What became of the last answer when it was not evaluated: without this the prompt would repeat
+// itself word for word but for the iteration, and so would the model.
+void unused_section(std::string& out, const ProposalContext& c, const Labels& heldout) {
+    if (!c.unused) return;
+    const UnusedAnswer& u = *c.unused;
+    out += fmt::format("\n## Your last answer (iteration {}) was not used\n", u.iteration);
+    const std::string detail = scrubbed(u.detail, heldout, 3, "  ");
+    switch (u.kind) {
+        case UnusedAnswer::Kind::no_code:
+            out += "It held no usable code:\n" + detail +
+                   "Reply with the whole kernel file in one fenced code block, or with SEARCH/REPLACE edits.\n";
+            break;
+        case UnusedAnswer::Kind::edit_failed:
+            out += fmt::format("Its SEARCH/REPLACE edits could not be applied:\n{}"
+                               "Copy each SEARCH text character for character from the source of the {}, or reply "
+                               "with the whole kernel file instead.\n",
+                               detail, c.previous && !c.fresh_approach ? "previous attempt" : "incumbent");
+            break;
+        case UnusedAnswer::Kind::duplicate:
+            out += fmt::format("It was identical to {} (the same source and knob values), so it was not evaluated "
+                               "again. Propose a kernel that differs from every earlier one.\n",
+                               u.duplicate_of == 0  ? std::string("the seed")
+                               : u.duplicate_of > 0 ? fmt::format("the candidate of iteration {}", u.duplicate_of)
+                                                    : std::string("an earlier candidate"));
+            break;
+        case UnusedAnswer::Kind::proposer_error:
+            out += "No usable answer arrived; the request failed:\n" + detail +
+                   "If the answer was cut short or took too long, answer more briefly (edits are shorter than a "
+                   "whole file).\n";
+            break;
+    }
+    if (u.in_a_row > 1) out += fmt::format("That makes {} answers in a row that were not used.\n", u.in_a_row);
+}
+
 void answer_section(std::string& out, const ProposalContext& c) {
     const bool base_is_previous = c.previous && !c.fresh_approach;
     out += fmt::format(
@@ -389,6 +424,7 @@ std::string build_prompt(const ProposalContext& c) {
             for (const auto& a : c.history) out += history_line(a, heldout);
         }
     }
+    unused_section(out, c, heldout);
     answer_section(out, c);
     return out;
 }

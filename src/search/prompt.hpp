@@ -1,7 +1,8 @@
 // The prompt a language model (or a command-line agent) reads: brief, signatures and geometry in
 // force, device and ceilings, previous attempt and its result, incumbent, short history, structured
 // feedback (compile errors by line, per-size errors with the worst index, fractions, resources),
-// and the answer format. Never any held-out size or result.
+// what became of the last answer when it was not evaluated, and the answer format. Never any
+// held-out size or result.
 #pragma once
 
 #include <string>

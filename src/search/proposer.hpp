@@ -12,7 +12,6 @@
 
 #include "backend/backend.hpp"
 #include "eval/eval_types.hpp"
-#include "eval/eval_types.hpp"
 #include "task/task.hpp"
 
 namespace kevo {
@@ -24,6 +23,22 @@ struct Attempt {
     EvalResult result;                            // in-distribution sizes only
 };
 
+// The last iteration, when it evaluated nothing: the next prompt says what became of that answer,
+// so that a model does not repeat it (the prompt would otherwise differ only in its iteration).
+struct UnusedAnswer {
+    enum class Kind {
+        no_code,         // no fenced kernel and no edits
+        edit_failed,     // SEARCH/REPLACE edits that could not be applied
+        duplicate,       // a candidate evaluated earlier (duplicate_of says which iteration)
+        proposer_error,  // no answer arrived (the proposer's message in detail)
+    };
+    int iteration = 0;
+    Kind kind = Kind::no_code;
+    std::string detail;            // the parser's reason or the proposer's message
+    int duplicate_of = -1;         // for duplicate: the iteration that evaluated it (0: the seed)
+    int in_a_row = 1;              // consecutive iterations that evaluated nothing, this one included
+};
+
 struct ProposalContext {
     const TaskSpec* spec = nullptr;
     Language language = Language::opencl;
@@ -33,6 +48,7 @@ struct ProposalContext {
     std::string profile;
     int iteration = 0;                  // the iteration being proposed (1-based; 0 is the seed)
     std::optional<Attempt> previous;    // the last evaluated attempt
+    std::optional<UnusedAnswer> unused; // the last iteration, when it evaluated nothing
     Attempt incumbent;                  // the best so far (the seed at first)
     std::vector<Attempt> history;       // a few recent attempts, oldest first
     bool fresh_approach = false;        // optimisation dropout: history withheld, ask for a different approach
@@ -43,10 +59,20 @@ struct Proposal {
     enum class Status {
         ok,          // source holds a candidate
         no_code,     // the answer held no usable code (recorded; the loop goes on)
+        edit_failed, // the answer's SEARCH/REPLACE edits could not be applied (recorded; the loop goes on)
         failed,      // the proposer could not answer (transport error after retries, program failed)
         exhausted,   // nothing left to propose (replay at its end, tuner space covered)
     };
+    // Why a proposal failed, for the loop's stopping rule (status failed only).
+    enum class Failure {
+        none,
+        transient,  // may succeed next iteration: 429/5xx/timeouts after the retries, a command that failed
+        permanent,  // never succeeds as configured: 401/403/404, a rejected model or parameter, an
+                    // unresolvable host, a missing command; the run stops after a few identical ones
+        fatal,      // the run must stop now (a cost that was required but not reported)
+    };
     Status status = Status::ok;
+    Failure failure = Failure::none;
     std::string source;
     std::map<std::string, std::string> defines;  // knob values to evaluate with (tuner)
     std::string prompt, answer;                  // the transcript

@@ -9,18 +9,32 @@
 #include <cassert>
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "core/json.hpp"
 #include "search/proposer.hpp"
 #include "store/records.hpp"
 
 namespace kevo {
 
-// The status of the iteration that holds the user's starting kernel (`kevo run --from FILE`).
-inline constexpr const char* kFromStatus = "from";
+// An iteration's status (IterationRecord::status) as the store holds it.
+inline constexpr const char* kEvaluatedStatus = "evaluated";
+inline constexpr const char* kFromStatus = "from";  // the user's starting kernel (`kevo run --from FILE`)
+inline constexpr const char* kNoCodeStatus = "no_code";
+inline constexpr const char* kEditFailedStatus = "edit_failed";
+inline constexpr const char* kDuplicateStatus = "duplicate";
+inline constexpr const char* kProposerErrorStatus = "proposer_error";    // may succeed next time
+inline constexpr const char* kPermanentErrorStatus = "permanent_error";  // never succeeds as configured
+
+// What became of the proposals of a run (the seed and a --from kernel are not proposals).
+struct ProposalCounts {
+    int evaluated = 0, no_code = 0, edit_failed = 0, duplicate = 0, failed = 0;
+};
+KEVO_JSON_FIELDS(ProposalCounts, evaluated, no_code, edit_failed, duplicate, failed)
 
 // A candidate that was evaluated, with its identity in the store.
 struct StoredAttempt {
@@ -36,12 +50,14 @@ public:
     SearchState(int history_limit, int stagnation_window);
 
     // The effect of one iteration. `evaluated` is the candidate the iteration evaluated (status
-    // "evaluated", or kFromStatus); absent for no code, proposer errors and duplicates.
+    // "evaluated", or kFromStatus); absent for no code, failed edits, proposer errors and duplicates.
     void apply(const IterationRecord& record, const std::optional<StoredAttempt>& evaluated);
 
     // Whether the iteration about to be proposed begins with an optimisation dropout.
     bool dropout_due() const;
     bool seen(const std::string& hash) const { return hashes_.count(hash) > 0; }
+    // The iteration that evaluated the candidate `candidate_id` (-1: none did).
+    int evaluated_at(int64_t candidate_id) const;
     bool started() const { return last_iteration_ >= 0; }
 
     // The seed and the incumbent exist once the seed's row is applied (started()).
@@ -57,6 +73,11 @@ public:
     const std::vector<StoredAttempt>& incumbents() const { return incumbents_; }
     const std::optional<Attempt>& previous() const { return previous_; }
     const std::deque<Attempt>& history() const { return history_; }
+    // The last iteration, when it evaluated nothing (what the next prompt says about it).
+    const std::optional<UnusedAnswer>& unused() const { return unused_; }
+    // How many iterations in a row, up to the last, failed permanently with the same message.
+    int identical_permanent_failures() const { return permanent_streak_; }
+    const ProposalCounts& counts() const { return counts_; }
     int since_improvement() const { return since_improvement_; }
     int proposals() const { return proposals_; }
     int last_iteration() const { return last_iteration_; }  // -1 before the seed
@@ -64,11 +85,18 @@ public:
     double seconds() const { return seconds_; }            // wall time of the recorded iterations
 
 private:
+    void note_unused(const IterationRecord& record);  // unused_, the permanent-failure streak
+
     int history_limit_, stagnation_window_;
     std::vector<StoredAttempt> incumbents_;
     std::optional<Attempt> previous_;
     std::deque<Attempt> history_;
     std::set<std::string> hashes_;
+    std::map<int64_t, int> evaluated_at_;  // candidate id -> the iteration that evaluated it
+    std::optional<UnusedAnswer> unused_;
+    int permanent_streak_ = 0;
+    std::string permanent_message_;
+    ProposalCounts counts_;
     int since_improvement_ = 0, proposals_ = 0, last_iteration_ = -1;
     double cost_usd_ = 0, seconds_ = 0;
 };

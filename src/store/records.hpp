@@ -14,7 +14,8 @@ namespace kevo {
 
 // running: its process holds the run's lock. interrupted: stopped before its gate (Ctrl-C, a kill,
 // a crash; read so when the process is gone) and resumable. failed: could not get through its
-// first iteration (the seed, the device); the reason is in the summary. finished: through the gate.
+// first iteration (the seed, the device), or its proposer could not go on (the same permanent error
+// again and again; resumable once mended); the reason is in the summary. finished: through the gate.
 enum class RunStatus { running, finished, interrupted, failed };
 const char* run_status_name(RunStatus status);
 std::optional<RunStatus> parse_run_status(const std::string& name);
@@ -48,7 +49,8 @@ struct IterationRecord {
     std::string run_id;
     int iteration = 0;
     std::optional<int64_t> candidate_id;  // absent when the proposer produced no usable code
-    std::string status;            // "evaluated" | "no_code" | "proposer_error" | "duplicate"
+    std::string status;            // "evaluated" | "from" | "no_code" | "edit_failed" | "duplicate" | "proposer_error"
+                                   // | "permanent_error" (search/search_state.hpp)
     std::string verdict;           // eval verdict when evaluated
     std::optional<double> score;
     std::string diagnostics;

@@ -1,4 +1,6 @@
-// The `cmd` proposer: the prompt goes to a shell command's stdin, its stdout is the answer.
+// The `cmd` proposer: the prompt goes to a shell command's stdin, its stdout is the answer. A
+// command the shell cannot find or run (exit 127 / 126) fails permanently; any other failure may
+// pass by the next iteration.
 #include "search/proposers/cmd.hpp"
 
 #include <fmt/format.h>
@@ -9,6 +11,9 @@
 
 namespace kevo {
 namespace {
+
+// POSIX shells exit 127 for a command not found and 126 for one found but not executable.
+constexpr int kShellNotFound = 127, kShellCannotExecute = 126;
 
 class CmdProposer final : public Proposer {
 public:
@@ -27,6 +32,7 @@ public:
         const auto run = run_shell(options_.command, proposal.prompt, options_.timeout_s, env);
         if (!run) {
             proposal.status = Proposal::Status::failed;
+            proposal.failure = Proposal::Failure::permanent;
             proposal.note = run.error().message;
             return proposal;
         }
@@ -34,20 +40,25 @@ public:
         const std::string stderr_tail = r.err.empty() ? "" : ": " + tail_one_line(r.err);
         if (r.timed_out) {
             proposal.status = Proposal::Status::failed;
+            proposal.failure = Proposal::Failure::transient;
             proposal.answer = r.out;
             proposal.note = fmt::format("timed out after {:g} s (process group killed){}", options_.timeout_s, stderr_tail);
             return proposal;
         }
         if (r.signal != 0) {
             proposal.status = Proposal::Status::failed;
+            proposal.failure = Proposal::Failure::transient;
             proposal.answer = r.out;
             proposal.note = fmt::format("command killed by signal {}{}", r.signal, stderr_tail);
             return proposal;
         }
         if (r.exit_status != 0) {
+            const bool cannot_run = r.exit_status == kShellNotFound || r.exit_status == kShellCannotExecute;
             proposal.status = Proposal::Status::failed;
+            proposal.failure = cannot_run ? Proposal::Failure::permanent : Proposal::Failure::transient;
             proposal.answer = r.out;
-            proposal.note = fmt::format("command exited with status {}{}", r.exit_status, stderr_tail);
+            proposal.note = fmt::format("command exited with status {}{}{}", r.exit_status,
+                                        cannot_run ? " (the shell cannot find or run it)" : "", stderr_tail);
             return proposal;
         }
         if (r.out_truncated) proposal.note = "stdout cut at 32 MiB";

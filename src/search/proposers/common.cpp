@@ -17,7 +17,7 @@ void fill_from_answer(Proposal& proposal, std::string answer, const ProposalCont
         proposal.status = Proposal::Status::ok;
         proposal.source = parsed.source;
     } else {
-        proposal.status = Proposal::Status::no_code;
+        proposal.status = parsed.edit_failed ? Proposal::Status::edit_failed : Proposal::Status::no_code;
         proposal.source.clear();
     }
     if (proposal.note.empty())

@@ -14,7 +14,7 @@ namespace kevo {
 const std::string& edit_base(const ProposalContext& context);
 
 // Fills source/status/note of `proposal` from `answer` (which it also stores as the transcript):
-// ok with the parsed source, or no_code with the parser's reason.
+// ok with the parsed source, or no_code / edit_failed with the parser's reason.
 void fill_from_answer(Proposal& proposal, std::string answer, const ProposalContext& context);
 
 // The last `max_chars` characters of `text` on one line (newlines folded), for notes.

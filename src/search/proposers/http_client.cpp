@@ -91,6 +91,8 @@ HttpResult HttpClient::post(const std::string& url, const std::string& body, con
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, timeout_ms);
     curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, std::min(timeout_ms, 30000L));
     curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "http,https");
+    curl_easy_setopt(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
     curl_easy_setopt(curl, CURLOPT_NOPROXY, no_proxy.c_str());
     curl_easy_setopt(curl, CURLOPT_ACCEPT_ENCODING, "");  // whatever this libcurl can decode
     curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
@@ -113,9 +115,15 @@ HttpResult HttpClient::post(const std::string& url, const std::string& body, con
         case CURLE_OPERATION_TIMEDOUT:
             result.transport = HttpResult::Transport::timeout;
             break;
-        case CURLE_COULDNT_CONNECT:
         case CURLE_COULDNT_RESOLVE_HOST:
         case CURLE_COULDNT_RESOLVE_PROXY:
+            result.transport = HttpResult::Transport::unresolved;
+            break;
+        case CURLE_UNSUPPORTED_PROTOCOL:
+        case CURLE_URL_MALFORMAT:
+            result.transport = HttpResult::Transport::bad_url;
+            break;
+        case CURLE_COULDNT_CONNECT:
         case CURLE_SEND_ERROR:
         case CURLE_RECV_ERROR:
         case CURLE_GOT_NOTHING:

@@ -1,6 +1,7 @@
 // A small blocking HTTP client over libcurl, enough for JSON POSTs to a chat-completions endpoint:
 // one easy handle (connections are reused), a whole-request deadline, no signals (safe in threads).
-// Transport failures are returned as data so the caller can decide to retry.
+// Only http:// and https:// are spoken. Transport failures are returned as data so the caller can
+// decide to retry.
 #pragma once
 
 #include <map>
@@ -10,7 +11,14 @@
 namespace kevo {
 
 struct HttpResult {
-    enum class Transport { ok, timeout, connection_error, other_error };
+    enum class Transport {
+        ok,
+        timeout,
+        connection_error,  // refused, reset, nothing received: may work on a retry
+        unresolved,        // the host name does not resolve: a retry does not help
+        bad_url,           // malformed, or a scheme other than http/https
+        other_error,
+    };
     Transport transport = Transport::other_error;
     std::string error;                           // curl's description when transport != ok
     long status = 0;                             // HTTP status when transport == ok

@@ -45,6 +45,7 @@ public:
         auto text = read_text_file(file);
         if (!text) {
             proposal.status = Proposal::Status::failed;
+            proposal.failure = Proposal::Failure::transient;  // the next file may read
             proposal.note = fmt::format("replay: {}", text.error().message);
             return proposal;
         }
