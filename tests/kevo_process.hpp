@@ -3,6 +3,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <pty.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -89,6 +90,40 @@ inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string&
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     return pid;
+}
+
+// Runs kevo with stdout and stderr on one pseudo-terminal, as a user at a terminal sees it: the
+// returned `out` is everything that reached the screen, escape sequences included.
+inline ProcessResult run_kevo_on_terminal(const std::vector<std::string>& args) {
+    std::vector<std::string> all = {KEVO_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ProcessResult r;
+    const auto start = std::chrono::steady_clock::now();
+    winsize size{};
+    size.ws_row = 50;
+    size.ws_col = 200;
+    int terminal = -1;
+    const pid_t pid = ::forkpty(&terminal, nullptr, nullptr, &size);
+    if (pid < 0) return r;
+    if (pid == 0) {
+        ::execve(KEVO_BINARY, argv.data(), environ);
+        ::_exit(127);
+    }
+    char buffer[4096];
+    while (true) {
+        const ssize_t n = ::read(terminal, buffer, sizeof buffer);
+        if (n <= 0) break;  // EIO once the child has closed its side
+        r.out.append(buffer, static_cast<size_t>(n));
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(terminal);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
 }
 
 inline std::string candidate(const std::string& name) { return std::string(KEVO_CANDIDATES_DIR) + "/" + name; }

@@ -13,6 +13,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "core/version.hpp"
 
 int main(int argc, char** argv) {
     // A worker that dies while we write to it must not take kevo down with SIGPIPE.
@@ -20,7 +21,7 @@ int main(int argc, char** argv) {
     using namespace kevo::cli;
     CLI::App app{"kevo: benchmark and optimise scientific GPU kernels (CUDA, OpenCL)", "kevo"};
     app.require_subcommand(1);
-    app.set_version_flag("--version", "kevo 0.1.0");
+    app.set_version_flag("--version", std::string("kevo ") + kevo::kKevoVersion);
     int exit_code = kExitOk;
     setup_devices(app, exit_code);
     setup_tasks(app, exit_code);
