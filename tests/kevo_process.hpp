@@ -38,6 +38,16 @@ inline std::string slurp(const std::string& path) {
     return s.str();
 }
 
+// KEVO_BINARY's argv for `args`; `storage` holds the strings the pointers point into.
+inline std::vector<char*> kevo_argv(const std::vector<std::string>& args, std::vector<std::string>& storage) {
+    storage = {KEVO_BINARY};
+    storage.insert(storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : storage) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    return argv;
+}
+
 inline ProcessResult run_kevo(const std::vector<std::string>& args) {
     static int counter = 0;
     const std::string base = ::testing::TempDir() + "kevo_proc_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
@@ -47,11 +57,8 @@ inline ProcessResult run_kevo(const std::vector<std::string>& args) {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> all = {KEVO_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
+    std::vector<std::string> all;
+    auto argv = kevo_argv(args, all);
     ProcessResult r;
     const auto start = std::chrono::steady_clock::now();
     pid_t pid = -1;
@@ -80,11 +87,8 @@ inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string&
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&attr, 0);
-    std::vector<std::string> all = {KEVO_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
+    std::vector<std::string> all;
+    auto argv = kevo_argv(args, all);
     pid_t pid = -1;
     if (posix_spawn(&pid, KEVO_BINARY, &actions, &attr, argv.data(), environ) != 0) pid = -1;
     posix_spawn_file_actions_destroy(&actions);
@@ -95,11 +99,8 @@ inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string&
 // Runs kevo with stdout and stderr on one pseudo-terminal, as a user at a terminal sees it: the
 // returned `out` is everything that reached the screen, escape sequences included.
 inline ProcessResult run_kevo_on_terminal(const std::vector<std::string>& args) {
-    std::vector<std::string> all = {KEVO_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
+    std::vector<std::string> all;
+    auto argv = kevo_argv(args, all);
     ProcessResult r;
     const auto start = std::chrono::steady_clock::now();
     winsize size{};

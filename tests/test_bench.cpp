@@ -210,8 +210,8 @@ TEST(Bench, AStateFileResumesInsteadOfRemeasuring) {
 
     // A different setting re-measures what it changes, says so, and keeps the rest: the check
     // does not depend on --repeat and is reused.
-    const auto third = run_kevo(quick_bench({"--tasks", "saxpy", "--check-profiles", "small", "--no-peers", "--state", state,
-                                             "--repeat", "4"}));
+    const auto third = run_kevo({"bench", "--backend", "opencl", "--profile", "small", "--warmup", "1", "--repeat", "4", "--json",
+                                 "--tasks", "saxpy", "--check-profiles", "small", "--no-peers", "--state", state});
     ASSERT_EQ(third.exit_code, 0) << third.err;
     EXPECT_NE(third.err.find("re-measuring saxpy: repeat 3 -> 4"), std::string::npos) << third.err;
     EXPECT_EQ(third.err.find("checking"), std::string::npos) << "the check was redone: " << third.err;

@@ -84,8 +84,11 @@ TEST(SignatureCheck, OpenclTypeAndAddressSpaceMismatchesAreFaults) {
     scalar_type.params[4] = cl_param("private", "uint", "alpha");  // a float read as an integer
     EXPECT_TRUE(signature_mismatch(heat_step(), Language::opencl, scalar_type));
     auto element = base;
-    element.params[1] = cl_param("global", "float4*", "u_out");
+    element.params[1] = cl_param("global", "uint*", "u_out");  // floats read as integers
     EXPECT_TRUE(signature_mismatch(heat_step(), Language::opencl, element));
+    auto vectorised = base;  // the same float buffer, read four at a time
+    vectorised.params[1] = cl_param("global", "float4*", "u_out");
+    EXPECT_EQ(signature_mismatch(heat_step(), Language::opencl, vectorised), std::nullopt);
     auto space = base;
     space.params[0] = cl_param("constant", "float*", "u_in", true);
     EXPECT_TRUE(signature_mismatch(heat_step(), Language::opencl, space));

@@ -91,7 +91,8 @@ Expected<void> restore_timed(const nlohmann::json& jt, const BenchOptions& optio
         t.best = std::move(*best);
     }
     std::map<std::string, std::vector<PeerTiming>> peers;
-    for (const auto& [label, list] : jt.value("peers", nlohmann::json::object()).items())
+    const auto saved_peers = jt.value("peers", nlohmann::json::object());  // items() must not outlive it
+    for (const auto& [label, list] : saved_peers.items())
         for (const auto& p : list) peers[label].push_back(peer_from_json(p));
     auto task = make_task(t.task);
     if (!task) return task.error();

@@ -50,6 +50,7 @@ std::string name_source_in_log(std::string_view log, const std::string& source_n
     static const std::regex nvrtc(R"(^([^\s(]+)(\(\d+\):.*)$)");
     static const std::regex clang(R"(^([^:\s]+)(:\d+:\d+:.*)$)");
     static const std::regex pocl(R"(^((?:error|warning|fatal error):\s*)([^:\s]+)(:\d+:\d+:.*)$)");
+    static const std::regex nvrtc_summary(R"(^(.* detected in the compilation of ")([^"]+)(".*)$)");
     std::string out;
     std::istringstream lines{std::string(log)};
     std::string text;
@@ -58,7 +59,7 @@ std::string name_source_in_log(std::string_view log, const std::string& source_n
         if (!first) out += '\n';
         first = false;
         std::smatch m;
-        if (std::regex_match(text, m, pocl) && names_main_source(m[2]))
+        if ((std::regex_match(text, m, pocl) || std::regex_match(text, m, nvrtc_summary)) && names_main_source(m[2]))
             text = std::string(m[1]) + replacement_for(m[2], source_name) + std::string(m[3]);
         else if ((std::regex_match(text, m, nvrtc) || std::regex_match(text, m, clang)) && names_main_source(m[1]))
             text = replacement_for(m[1], source_name) + std::string(m[2]);

@@ -93,9 +93,16 @@ uint64_t cuda_bytes(const DeclaredParam& p) {
     return it == sizes.end() ? 0 : it->second;
 }
 
+// The scalar kind of a vector type: float4 -> float. A pointer to float4 where the task passes a
+// float buffer is a vectorised kernel reading the same memory, not a wrong signature.
+std::string scalar_kind(const std::string& type) {
+    const size_t end = type.find_last_not_of("0123456789");
+    return sign_free(end == std::string::npos ? type : type.substr(0, end + 1));
+}
+
 bool same_opencl_param(const DeclaredParam& want, const DeclaredParam& got) {
     if (want.pointer != got.pointer) return false;
-    if (want.pointer && want.address_space != got.address_space) return false;
+    if (want.pointer) return want.address_space == got.address_space && scalar_kind(want.type) == scalar_kind(got.type);
     return sign_free(want.type) == sign_free(got.type);
 }
 

@@ -4,8 +4,9 @@
 // declared one names the fault instead, with both signatures.
 //
 // OpenCL with kernel-arg info: the count, and per parameter pointer or scalar, the address space
-// of pointers and the element type (signedness aside: `int nx` where the task passes `uint nx`
-// reads the same bits). Without kernel-arg info, and on CUDA, the count; on CUDA also each
+// of pointers and the element type, signedness aside (`int nx` where the task passes `uint nx`
+// reads the same bits) and, for pointers, vector width aside (`float4*` where the task passes a
+// float buffer is a vectorised kernel, not a wrong one). Without kernel-arg info, and on CUDA, the count; on CUDA also each
 // parameter's size in bytes (a pointer is 8, a float 4, ...).
 #pragma once
 
