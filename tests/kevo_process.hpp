@@ -3,6 +3,7 @@
 #pragma once
 
 #include <fcntl.h>
+#include <pty.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -37,6 +38,16 @@ inline std::string slurp(const std::string& path) {
     return s.str();
 }
 
+// KEVO_BINARY's argv for `args`; `storage` holds the strings the pointers point into.
+inline std::vector<char*> kevo_argv(const std::vector<std::string>& args, std::vector<std::string>& storage) {
+    storage = {KEVO_BINARY};
+    storage.insert(storage.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : storage) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    return argv;
+}
+
 inline ProcessResult run_kevo(const std::vector<std::string>& args) {
     static int counter = 0;
     const std::string base = ::testing::TempDir() + "kevo_proc_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
@@ -46,11 +57,8 @@ inline ProcessResult run_kevo(const std::vector<std::string>& args) {
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    std::vector<std::string> all = {KEVO_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
+    std::vector<std::string> all;
+    auto argv = kevo_argv(args, all);
     ProcessResult r;
     const auto start = std::chrono::steady_clock::now();
     pid_t pid = -1;
@@ -79,16 +87,44 @@ inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string&
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&attr, 0);
-    std::vector<std::string> all = {KEVO_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
+    std::vector<std::string> all;
+    auto argv = kevo_argv(args, all);
     pid_t pid = -1;
     if (posix_spawn(&pid, KEVO_BINARY, &actions, &attr, argv.data(), environ) != 0) pid = -1;
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     return pid;
+}
+
+// Runs kevo with stdout and stderr on one pseudo-terminal, as a user at a terminal sees it: the
+// returned `out` is everything that reached the screen, escape sequences included.
+inline ProcessResult run_kevo_on_terminal(const std::vector<std::string>& args) {
+    std::vector<std::string> all;
+    auto argv = kevo_argv(args, all);
+    ProcessResult r;
+    const auto start = std::chrono::steady_clock::now();
+    winsize size{};
+    size.ws_row = 50;
+    size.ws_col = 200;
+    int terminal = -1;
+    const pid_t pid = ::forkpty(&terminal, nullptr, nullptr, &size);
+    if (pid < 0) return r;
+    if (pid == 0) {
+        ::execve(KEVO_BINARY, argv.data(), environ);
+        ::_exit(127);
+    }
+    char buffer[4096];
+    while (true) {
+        const ssize_t n = ::read(terminal, buffer, sizeof buffer);
+        if (n <= 0) break;  // EIO once the child has closed its side
+        r.out.append(buffer, static_cast<size_t>(n));
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ::close(terminal);
+    r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
 }
 
 inline std::string candidate(const std::string& name) { return std::string(KEVO_CANDIDATES_DIR) + "/" + name; }

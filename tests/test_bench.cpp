@@ -208,10 +208,93 @@ TEST(Bench, AStateFileResumesInsteadOfRemeasuring) {
     ASSERT_EQ(second.json()["invocations"].size(), 2u);
     EXPECT_GT(second.json()["invocations"][1]["bandwidth_gbs"].get<double>(), 0);
 
-    // A state file from another bench is refused, not silently mixed in.
-    const auto other = run_kevo({"bench", "--backend", "opencl", "--profile", "paper", "--tasks", "saxpy", "--state", state});
+    // A different setting re-measures what it changes, says so, and keeps the rest: the check
+    // does not depend on --repeat and is reused.
+    const auto third = run_kevo({"bench", "--backend", "opencl", "--profile", "small", "--warmup", "1", "--repeat", "4", "--json",
+                                 "--tasks", "saxpy", "--check-profiles", "small", "--no-peers", "--state", state});
+    ASSERT_EQ(third.exit_code, 0) << third.err;
+    EXPECT_NE(third.err.find("re-measuring saxpy: repeat 3 -> 4"), std::string::npos) << third.err;
+    EXPECT_EQ(third.err.find("checking"), std::string::npos) << "the check was redone: " << third.err;
+    EXPECT_NE(third.json()["tasks"][0]["sizes"][0]["best"]["seconds"], b["sizes"][0]["best"]["seconds"]);
+
+    // A state file of another device is refused, not silently mixed in.
+    auto saved = nlohmann::json::parse(slurp(state));
+    saved["device"]["device"] = "another device";
+    std::ofstream(state) << saved.dump();
+    const auto other = run_kevo(quick_bench({"--tasks", "saxpy", "--check-profiles", "small", "--no-peers", "--state", state}));
     EXPECT_EQ(other.exit_code, 2);
-    EXPECT_NE(other.err.find("belongs to another bench"), std::string::npos) << other.err;
+    EXPECT_NE(other.err.find("belongs to another device"), std::string::npos) << other.err;
+}
+
+// The state is keyed by the kernels' content: a kernel file changed after a good bench (here made
+// wrong) is benched again and reported, never covered by the saved "all kernels correct".
+TEST(Bench, AStateFileIsNotReusedAfterTheKernelFileChanged) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto dir = temp_path("bench_state_kernels");
+    const auto state = temp_path("bench_state_changed.json");
+    std::filesystem::create_directories(dir);
+    std::filesystem::remove(state);
+    std::ofstream(dir + "/saxpy.cl") << kevo::task_file("saxpy", "best.cl");
+    const std::vector<std::string> args = {"bench", "--backend", "opencl", "--profile", "small", "--warmup", "1", "--repeat", "3",
+                                           "--tasks", "saxpy", "--check-profiles", "small", "--no-peers",
+                                           "--kernels", dir, "--state", state};
+    const auto good = run_kevo(args);
+    ASSERT_EQ(good.exit_code, 0) << good.err;
+    EXPECT_NE(good.out.find("all kernels correct"), std::string::npos) << good.out;
+
+    std::filesystem::copy_file(std::string(KEVO_CANDIDATES_DIR) + "/saxpy_tail_drop.cl", dir + "/saxpy.cl",
+                               std::filesystem::copy_options::overwrite_existing);
+    const auto broken = run_kevo(args);
+    EXPECT_EQ(broken.exit_code, 1) << broken.out << broken.err;
+    EXPECT_NE(broken.err.find("re-measuring saxpy: best kernel source"), std::string::npos) << broken.err;
+    EXPECT_EQ(broken.out.find("all kernels correct"), std::string::npos) << broken.out;
+    EXPECT_NE(broken.out.find("SOME KERNELS FAILED"), std::string::npos) << broken.out;
+    EXPECT_NE(broken.out.find("best checked: small incorrect"), std::string::npos) << broken.out;
+}
+
+// --kernels DIR benches only <task>.<cu|cl> of the benched tasks; every other file is named, with why.
+TEST(Bench, TheKernelsFolderNamesEveryFileItDidNotUse) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto dir = temp_path("bench_misnamed");
+    std::filesystem::remove_all(dir);
+    std::filesystem::create_directories(dir);
+    for (const char* file : {"saxpy.cl", "sxapy.cl", "saxpy.cu", "heat2d.cl", "notes.txt"})
+        std::ofstream(dir + "/" + file) << kevo::task_file("saxpy", "best.cl");
+    const auto r = run_kevo(quick_bench({"--tasks", "saxpy", "--check-profiles", "none", "--no-peers", "--kernels", dir}));
+    const auto doc = r.json();
+    ASSERT_TRUE(doc.is_object()) << r.out << r.err;
+    EXPECT_EQ(doc["tasks"][0]["best_origin"], dir + "/saxpy.cl");
+    const auto unused = doc["unused_kernel_files"];
+    ASSERT_EQ(unused.size(), 4u) << unused.dump(2);
+    EXPECT_NE(unused[0].get<std::string>().find("heat2d.cl: task heat2d is not among the benched tasks"), std::string::npos) << unused[0];
+    EXPECT_NE(unused[1].get<std::string>().find("notes.txt: not a kernel file (expected <task>.cl)"), std::string::npos) << unused[1];
+    EXPECT_NE(unused[2].get<std::string>().find("saxpy.cu: a CUDA kernel; this bench compiles .cl files"), std::string::npos) << unused[2];
+    EXPECT_NE(unused[3].get<std::string>().find("sxapy.cl: no task is named 'sxapy' (did you mean saxpy.cl?)"), std::string::npos)
+        << unused[3];
+    EXPECT_NE(r.err.find("warning: --kernels " + dir + ": not benched: sxapy.cl"), std::string::npos) << r.err;
+}
+
+// On a terminal a row is printed once: as its task completes, under the header, with the progress
+// on a status line that is overwritten; the end adds the summary, not the table again.
+TEST(Bench, OnATerminalEachRowIsPrintedOnce) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const std::vector<std::string> args = {"bench", "--backend", "opencl", "--profile", "small", "--warmup", "1", "--repeat", "3",
+                                           "--tasks", "saxpy", "--check-profiles", "none", "--no-peers"};
+    const auto count = [](const std::string& text, const std::string& what) {
+        size_t n = 0;
+        for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+        return n;
+    };
+    const auto tty = kevo::test::run_kevo_on_terminal(args);
+    ASSERT_EQ(tty.exit_code, 0) << tty.out;
+    EXPECT_EQ(count(tty.out, "300007 [h]"), 1u) << tty.out;
+    EXPECT_EQ(count(tty.out, "best rate"), 1u) << tty.out;
+    EXPECT_EQ(count(tty.out, "all kernels correct"), 1u) << tty.out;
+    // Off a terminal, stdout (redirected) holds the whole table once.
+    const auto piped = run_kevo(args);
+    ASSERT_EQ(piped.exit_code, 0) << piped.err;
+    EXPECT_EQ(count(piped.out, "300007 [h]"), 1u) << piped.out;
+    EXPECT_EQ(count(piped.out, "best rate"), 1u) << piped.out;
 }
 
 TEST(Bench, ChecksEveryProfileUpToTheTimedOneByDefault) {

@@ -161,5 +161,30 @@ TEST(CompileLog, ParsesARealOpenclLog) {
     EXPECT_TRUE(found) << outcome->log;
 }
 
+// The compiler's name for the main source becomes the candidate's path in every layout; headers
+// keep theirs, and lines that are not messages are left alone.
+TEST(CompileLog, NamesTheCandidatesPathInsteadOfTheCompilersName) {
+    const std::string log =
+        "candidate.cu(12): error: identifier \"foo\" is undefined\n"
+        "<source>:4:5: error: use of undeclared identifier 'foo'\n"
+        "error: /root/.cache/pocl/kcache/tempfile_QLHiCc.cl:3:14: use of undeclared identifier 'bar'\n"
+        "/tmp/pocl/abc/input.cl:2:9: warning: unused variable 'y'\n"
+        "/usr/include/helper.h:7:1: error: in a header\n"
+        "    foo = 1;\n"
+        "1 error detected in the compilation of \"candidate.cu\".\n";
+    EXPECT_EQ(name_source_in_log(log, "my/kernel.cl"),
+              "my/kernel.cl(12): error: identifier \"foo\" is undefined\n"
+              "my/kernel.cl:4:5: error: use of undeclared identifier 'foo'\n"
+              "error: my/kernel.cl:3:14: use of undeclared identifier 'bar'\n"
+              "my/kernel.cl:2:9: warning: unused variable 'y'\n"
+              "/usr/include/helper.h:7:1: error: in a header\n"
+              "    foo = 1;\n"
+              "1 error detected in the compilation of \"my/kernel.cl\".\n");
+    // The rewritten log still parses to the same lines.
+    EXPECT_EQ(parse_compile_log(name_source_in_log(log, "my/kernel.cl")).size(), parse_compile_log(log).size());
+    // Without a path: a stable name, never a temporary file's.
+    EXPECT_EQ(name_source_in_log("error: /tmp/x/tempfile_1.cl:3:14: bad\n", ""), "error: candidate.cl:3:14: bad\n");
+}
+
 }  // namespace
 }  // namespace kevo

@@ -108,6 +108,10 @@ TEST(CudaCompileOnly, FaultCandidatesGetCompileStageVerdicts) {
             bool line4 = false;
             for (const auto& m : doc["compile_messages"]) line4 |= m["line"] == 4;
             EXPECT_TRUE(line4) << doc.dump(2);
+            // The log names the candidate's own path, not NVRTC's program name.
+            const std::string diagnostics = doc["diagnostics"];
+            EXPECT_NE(diagnostics.find(entry.path().string() + "(4): error"), std::string::npos) << diagnostics;
+            EXPECT_EQ(diagnostics.find("candidate.cu"), std::string::npos) << diagnostics;
         }
         if (expected == "rejected") EXPECT_EQ(r.out.find("root:"), std::string::npos);
         if (name.ends_with("_first_call_only")) {

@@ -91,10 +91,23 @@ TEST(Directives, IgnoresOrdinaryComments) {
     EXPECT_TRUE(d.knobs.empty());
 }
 
-TEST(Directives, UnknownVerbNamesTheLine) {
-    const auto error = parse_error("__global__ void k() {}\n// kevo: lunch k block=32\n");
+// Only `kevo: launch` and `kevo: tune` are directives: any other word after `kevo:` is prose, read
+// as a comment and noted with its line (a misspelt directive is then seen, not silently dropped).
+TEST(Directives, AnUnknownWordAfterKevoIsAnOrdinaryCommentWithANote) {
+    const auto d = parse_ok("// kevo: this kernel is naive\n__global__ void k() {}\n// kevo: lunch k block=32\n");
+    EXPECT_TRUE(d.launches.empty());
+    ASSERT_EQ(d.notes.size(), 2u);
+    EXPECT_NE(d.notes[0].find("line 1"), std::string::npos) << d.notes[0];
+    EXPECT_NE(d.notes[0].find("`// kevo: this` is not a directive"), std::string::npos) << d.notes[0];
+    EXPECT_NE(d.notes[1].find("line 3"), std::string::npos) << d.notes[1];
+    EXPECT_NE(d.notes[1].find("lunch"), std::string::npos) << d.notes[1];
+}
+
+// A known directive with bad syntax is still an error, beside a prose `kevo:` comment.
+TEST(Directives, AKnownDirectiveWithBadSyntaxIsStillAnError) {
+    const auto error = parse_error("// kevo: note the halo\n// kevo: launch k block=0\n");
     EXPECT_NE(error.find("line 2"), std::string::npos) << error;
-    EXPECT_NE(error.find("lunch"), std::string::npos) << error;
+    EXPECT_NE(error.find("block value '0'"), std::string::npos) << error;
 }
 
 TEST(Directives, UnknownKeyNamesTheLineAndKey) {

@@ -2,8 +2,12 @@
 // text and JSON form, exit statuses, `kevo tasks --json`, `kevo show`, `kevo devices --json`.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <cmath>
 #include <fstream>
+#include <sstream>
+
+#include <fmt/format.h>
 
 #include "kevo_process.hpp"
 #include "task/registry.hpp"
@@ -217,6 +221,105 @@ TEST(CliContract, TasksJsonListsSizesAndHeldOut) {
         }
     }
     EXPECT_TRUE(saw_heat2d);
+}
+
+// The text table's columns are as wide as their longest entry: every row's sizes start under the
+// header's sizes column, however long the model text; --profile picks whose sizes are listed.
+TEST(CliContract, TasksTextColumnsLineUpAndProfilePicksTheSizes) {
+    for (const char* profile : {"paper", "large"}) {
+        const auto r = run_kevo({"tasks", "--profile", profile});
+        ASSERT_EQ(r.exit_code, 0) << r.err;
+        std::istringstream lines(r.out);
+        std::string header, line;
+        std::getline(lines, header);
+        const size_t sizes_at = header.find(std::string(profile) + " sizes");
+        ASSERT_NE(sizes_at, std::string::npos) << header;
+        int rows = 0;
+        while (std::getline(lines, line)) {
+            if (line.empty()) continue;
+            const std::string name = line.substr(0, line.find(' '));
+            auto task = kevo::make_task(name);
+            ASSERT_TRUE(task) << line;
+            const auto& first = (*task)->spec().profiles.at(profile).front();
+            EXPECT_EQ(line.find(first.label, sizes_at), sizes_at) << "misaligned:\n" << header << "\n" << line;
+            EXPECT_NE(line.find((*task)->spec().model), std::string::npos) << line;
+            ++rows;
+        }
+        EXPECT_EQ(rows, static_cast<int>(kevo::task_names().size()));
+    }
+    const auto doc = run_kevo({"tasks", "--profile", "small", "--json"}).json();
+    ASSERT_TRUE(doc.is_object());
+    for (const auto& t : doc["tasks"]) {
+        EXPECT_TRUE(t["profiles"].contains("small")) << t.dump();
+        EXPECT_EQ(t["profiles"].size(), 1u) << t["name"];
+    }
+    EXPECT_EQ(run_kevo({"tasks", "--profile", "huge"}).exit_code, 2);
+}
+
+// The eval table fits its longest label (a held-out size) and its numbers; under --roofline
+// workload the footer says the ceiling column is the workload roofline, and quotes the static
+// peaks as static (before, it printed them as "ceilings" under a column that showed other values).
+TEST(CliContract, EvalTableLinesUpAndTheFooterAgreesWithTheRoofline) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const auto file = seed_file("heat2d", "cl");
+    const std::vector<std::string> args = {"eval", "heat2d", file, "--backend", "opencl", "--profile", "small", "--sizes", "all",
+                                           "--warmup", "1", "--repeat", "3", "--seed", "3", "--roofline", "workload"};
+    const auto r = run_kevo(args);
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+    std::istringstream lines(r.out);
+    std::string line, header;
+    std::vector<std::string> rows;
+    while (std::getline(lines, line)) {
+        if (line.starts_with("size ")) header = line;
+        else if (!header.empty() && rows.size() < 4) rows.push_back(line);
+    }
+    ASSERT_FALSE(header.empty()) << r.out;
+    ASSERT_EQ(rows.size(), 4u) << r.out;
+    const size_t correct_at = header.find("correct"), fraction_end = header.find("fraction") + 8;
+    for (const auto& row : rows) {
+        EXPECT_EQ(row.find("yes"), correct_at) << "misaligned:\n" << header << "\n" << row;
+        // The fraction, right-aligned, ends where its header ends.
+        ASSERT_GE(row.size(), fraction_end) << row;
+        EXPECT_TRUE(std::isdigit(static_cast<unsigned char>(row[fraction_end - 1])) &&
+                    (row.size() == fraction_end || row[fraction_end] == ' '))
+            << "misaligned:\n" << header << "\n" << row;
+    }
+    EXPECT_NE(rows.back().find("(held-out)"), std::string::npos) << rows.back();
+    EXPECT_NE(r.out.find("ceiling column: workload roofline"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("; static ceilings: "), std::string::npos) << r.out;
+    // Each size's ceiling in the table is the JSON document's (the workload one).
+    auto json_args = args;
+    json_args.push_back("--json");
+    const auto doc = run_kevo(json_args).json();
+    ASSERT_TRUE(doc.is_object());
+    for (const auto& s : doc["sizes"]) {
+        EXPECT_EQ(s["ceiling"], s["ceiling_workload"]);
+        EXPECT_NE(r.out.find(fmt::format("{:.1f} GB/s", s["ceiling_workload"].get<double>())), std::string::npos) << r.out;
+    }
+    // The default (static) footer is the plain ceilings line.
+    auto static_args = args;
+    static_args.back() = "static";
+    const auto plain = run_kevo(static_args);
+    EXPECT_EQ(plain.out.find("ceiling column: workload roofline"), std::string::npos) << plain.out;
+    EXPECT_NE(plain.out.find("\nceilings: "), std::string::npos) << plain.out;
+}
+
+// `// kevo: <prose>` is an ordinary comment: the kernel evaluates, with a note in its warnings.
+TEST(CliContract, AProseKevoCommentDoesNotRejectAKernel) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const std::string path = ::testing::TempDir() + "saxpy_prose_comment.cl";
+    std::ofstream(path) << "// kevo: this kernel is naive\n" << kevo::task_file("saxpy", "seed.cl");
+    const auto r = run_kevo({"eval", "saxpy", path, "--backend", "opencl", "--profile", "small", "--check-only", "--json"});
+    const auto doc = r.json();
+    ASSERT_TRUE(doc.is_object()) << r.out << r.err;
+    EXPECT_EQ(doc["verdict"], "ok") << doc.dump(2);
+    bool noted = false;
+    for (const auto& w : doc["warnings"]) noted |= w.get<std::string>().find("`// kevo: this` is not a directive") != std::string::npos;
+    EXPECT_TRUE(noted) << doc["warnings"].dump();
+    // A known directive with bad syntax is still a rejection.
+    std::ofstream(path) << "// kevo: launch saxpy block=0\n" << kevo::task_file("saxpy", "seed.cl");
+    const auto bad = run_kevo({"eval", "saxpy", path, "--backend", "opencl", "--profile", "small", "--check-only", "--json"});
+    EXPECT_EQ(bad.json()["verdict"], "rejected") << bad.out;
 }
 
 TEST(CliContract, ShowPrintsSeedAndBrief) {

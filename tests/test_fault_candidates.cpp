@@ -36,6 +36,7 @@ const FaultCase kCases[] = {
     {"nbody", "nbody_hardcoded_dt", "in", "incorrect", "outlier", false},
     {"saxpy", "saxpy_first_call_only", "in", "incorrect", "timed run", true},
     {"saxpy", "saxpy_writes_input", "in", "incorrect", "input buffer 'x' was modified", false},
+    {"heat2d", "heat2d_wrong_signature", "in", "compile_error", "kernel 'heat_step' takes", false},
 };
 
 std::string case_name(const FaultCase& c) { return fmt::format("{}_{}", c.file, c.sizes); }
@@ -71,6 +72,10 @@ TEST_P(FaultCandidates, GetTheRightVerdict) {
         bool line4 = false;
         for (const auto& m : doc["compile_messages"]) line4 |= m["line"] == 4 && m["severity"] == "error";
         EXPECT_TRUE(line4) << doc["compile_messages"].dump();
+        // The log names the candidate's path, not the compiler's temporary file or program name.
+        EXPECT_NE(diagnostics.find(path + (backend == "cuda" ? "(4)" : ":4:")), std::string::npos) << diagnostics;
+        EXPECT_EQ(diagnostics.find("tempfile"), std::string::npos) << diagnostics;
+        EXPECT_EQ(diagnostics.find("<source>"), std::string::npos) << diagnostics;
     }
     if (std::string(c.file) == "saxpy_include") {
         EXPECT_EQ(r.out.find("root:"), std::string::npos) << "file contents leaked into the output";
@@ -79,6 +84,16 @@ TEST_P(FaultCandidates, GetTheRightVerdict) {
     if (std::string(c.file) == "saxpy_nan" || std::string(c.file) == "heat2d_partial") {
         ASSERT_FALSE(doc["sizes"].empty());
         EXPECT_EQ(doc["sizes"].back()["error_kind"], "nan") << doc.dump(2);
+    }
+    if (std::string(c.file) == "heat2d_wrong_signature") {
+        // Both signatures, the kernel's and the task's (OpenCL: types and names; CUDA: sizes).
+        const std::string task_side = backend == "cuda" ? "but the task passes 5: (const float* u_in [8 B]"
+                                                        : "but the task passes (global const float* u_in, global float* u_out, "
+                                                          "uint nx, uint ny, float alpha)";
+        EXPECT_NE(diagnostics.find(task_side), std::string::npos) << diagnostics;
+        EXPECT_NE(diagnostics.find(backend == "cuda" ? "takes 2 parameters (8 B, 4 B)" : "takes (global float* u, int nx)"),
+                  std::string::npos)
+            << diagnostics;
     }
     if (std::string(c.file) == "saxpy_oob_write") {
         const bool named = diagnostics.find("out-of-bounds") != std::string::npos ||

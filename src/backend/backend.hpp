@@ -61,6 +61,22 @@ struct KernelAttributes {
     unsigned max_threads = 0;     // the most threads per block this kernel can launch with
 };
 
+// One parameter of a compiled kernel, as the backend can tell it. OpenCL (with kernel-arg info)
+// gives the address space, type and name; CUDA gives only the size in bytes (cuFuncGetParamInfo).
+struct KernelParam {
+    std::string address_space;  // "global", "local", "constant" or "private"; empty when unknown
+    std::string type_name;      // "float*", "uint", "float4*"; empty when unknown
+    bool is_const = false;      // const-qualified (OpenCL's CL_KERNEL_ARG_TYPE_CONST)
+    std::string name;           // empty when unknown
+    uint64_t bytes = 0;         // 0 when unknown
+};
+
+struct KernelParams {
+    bool known = false;     // false: the backend cannot list them, and nothing is compared
+    bool detailed = false;  // address space and type are known (else only the count and sizes)
+    std::vector<KernelParam> params;
+};
+
 struct BufferHandle {
     uint32_t id = 0;
 };
@@ -112,6 +128,8 @@ public:
     // A missing entry point is returned as an error; the caller turns it into a verdict.
     virtual Expected<uint32_t> kernel(uint32_t module, const std::string& name) = 0;
     virtual Expected<KernelAttributes> attributes(uint32_t kernel) = 0;
+    // The compiled kernel's parameter list, so that a wrong signature is named before any launch.
+    virtual Expected<KernelParams> parameters(uint32_t /*kernel*/) { return KernelParams{}; }
     virtual void release_module(uint32_t module) = 0;
 
     virtual Expected<BufferHandle> allocate(uint64_t bytes) = 0;

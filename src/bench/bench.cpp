@@ -11,6 +11,7 @@
 #include "bench/bench_state.hpp"
 #include "core/clock.hpp"
 #include "core/files.hpp"
+#include "core/hash.hpp"
 #include "task/registry.hpp"
 
 namespace kevo {
@@ -78,11 +79,19 @@ private:
         callbacks_.progress(fmt::format("[{:02}:{:02}] {}", s / 60, s % 60, line));
     }
 
-    EvalRequest request_for(const std::string& task, const std::string& profile, std::string source) const {
+    // A line the user must see whatever else scrolls by (kept apart from the progress lines).
+    void notice(const std::string& line) const {
+        if (callbacks_.notice) callbacks_.notice(line);
+        else progress(line);
+    }
+
+    EvalRequest request_for(const std::string& task, const std::string& profile, std::string source,
+                            std::string source_name) const {
         EvalRequest r;
         r.task = task;
         r.profile = profile;
         r.source = std::move(source);
+        r.source_name = std::move(source_name);
         r.sizes = SizeSelection::all;
         r.warmup = options_.warmup;
         r.repeat = options_.repeat;
@@ -141,6 +150,8 @@ private:
                 if (source.empty())
                     bt.best_missing = fmt::format("no best-known kernel best.{} for {}", suffix_, report_.device.backend);
             }
+            bt.seed_hash = hex64(hash64(task_file(name, "seed." + suffix_)));
+            if (bt.best_missing.empty()) bt.best_hash = hex64(hash64(source));
             report_.tasks.push_back(std::move(bt));
             best_sources_.push_back(std::move(source));
         }
@@ -156,6 +167,7 @@ private:
             return make_error(fmt::format("--state {}: {}; delete it or name another file", options_.state_path,
                                           restored.error().message));
         progress(fmt::format("resuming from {}", options_.state_path));
+        for (const auto& line : *restored) notice(line);
         return {};
     }
 
@@ -168,7 +180,7 @@ private:
                 if (std::any_of(bt.checks.begin(), bt.checks.end(), [&](const BenchCheck& c) { return c.profile == profile; }))
                     continue;  // done in an earlier invocation
                 progress(fmt::format("{}: checking {} at every {} size", bt.task, bt.best_origin, profile));
-                auto request = request_for(bt.task, profile, best_sources_[i]);
+                auto request = request_for(bt.task, profile, best_sources_[i], bt.best_origin);
                 request.check_only = true;
                 const auto start = std::chrono::steady_clock::now();
                 auto result = evaluator_.evaluate(request);
@@ -190,11 +202,12 @@ private:
             auto task = make_task(bt.task);
             if (!task) return task.error();
             progress(fmt::format("{}: seed at {}", bt.task, options_.profile));
-            auto seed = evaluator_.evaluate(request_for(bt.task, options_.profile, std::string(task_file(bt.task, "seed." + suffix_))));
+            auto seed = evaluator_.evaluate(request_for(bt.task, options_.profile, std::string(task_file(bt.task, "seed." + suffix_)),
+                                                       fmt::format("tasks/{}/seed.{}", bt.task, suffix_)));
             if (!seed) return seed.error();
             if (bt.best_missing.empty()) {
                 progress(fmt::format("{}: best at {}", bt.task, options_.profile));
-                auto best = evaluator_.evaluate(request_for(bt.task, options_.profile, best_sources_[i]));
+                auto best = evaluator_.evaluate(request_for(bt.task, options_.profile, best_sources_[i], bt.best_origin));
                 if (!best) return best.error();
                 bt.best = std::move(*best);
             }

@@ -56,6 +56,7 @@ struct BenchTask {
     std::optional<EvalResult> seed, best;
     std::string best_missing;           // why there is no best-known kernel here (else empty)
     std::string best_origin;            // where the best-known kernel came from
+    std::string seed_hash, best_hash;   // content hashes of the sources benched (hex64; empty: none)
     std::vector<BenchCheck> checks;     // the best kernel's correctness checks, per profile
     std::vector<BenchSize> sizes;
     bool ok() const;                    // seed and best (where present) passed everything
@@ -82,6 +83,7 @@ struct BenchCallbacks {
     // Opens the device for the peers on first use (an error shows as every peer's error).
     std::function<Expected<Device*>()> peer_device;
     std::function<void(const std::string&)> progress;  // one line per step; may be empty
+    std::function<void(const std::string&)> notice;    // what the user must read (state re-measured); may be empty
     std::function<void(const BenchTask&)> task_done;    // each task as soon as it is complete; may be empty
 };
 

@@ -5,7 +5,10 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "report/eval_text.hpp"
+#include "task/registry.hpp"
 
 namespace kevo {
 namespace {
@@ -64,40 +67,72 @@ std::string ceiling_used(const BenchTask& t) {
     return "-";
 }
 
-std::string table_header() {
-    return fmt::format("{:<9} {:<18} {:>11} {:>11} {:>15} {:>7} {:>8} {:>8}  {}\n", "task", "size", "seed", "best", "best rate",
-                       "static", "workload", "speed-up", "peers");
+// One row of the terminal table; the numeric columns are wide enough for any figure they show.
+std::string table_row(const BenchLayout& l, const std::string& task, const std::string& size, const std::string& seed,
+                      const std::string& best, const std::string& rate, const std::string& fraction_static,
+                      const std::string& fraction_workload, const std::string& speedup, const std::string& peers) {
+    return fmt::format("{:<{}} {:<{}} {:>11} {:>11} {:>16} {:>7} {:>8} {:>8}  {}\n", task, l.task, size, l.size, seed, best,
+                       rate, fraction_static, fraction_workload, speedup, peers);
 }
 
-}  // namespace
-
-std::string render_bench_task_text(const BenchTask& t) {
-    std::string out;
-    for (const auto& s : t.sizes) {
-        const auto sp = s.speedup();
-        out += fmt::format("{:<9} {:<18} {:>11} {:>11} {:>15} {:>7} {:>8} {:>8}  {}\n", t.task,
-                           s.label + (s.heldout ? " [h]" : ""), timed_time(s.seed), timed_time(s.best), rate(s.best),
-                           fraction(s.best, false), fraction(s.best, true), sp ? fmt::format("{:.2f}x", *sp) : "-",
-                           peers_text(s));
-    }
-    out += fmt::format("{:<9} {}; best checked: {}\n", "", verdicts(t), check_summary(t));
-    if (t.seed && t.seed->verdict != Verdict::ok) out += fmt::format("{:<9}   seed: {}\n", "", t.seed->diagnostics);
-    if (t.best && t.best->verdict != Verdict::ok) out += fmt::format("{:<9}   best: {}\n", "", t.best->diagnostics);
-    for (const auto& c : t.checks)
-        if (c.verdict != Verdict::ok) out += fmt::format("{:<9}   best at {}: {}\n", "", c.profile, c.diagnostics);
-    return out;
-}
-
-std::string render_bench_text(const BenchReport& report) {
+// Device, start and ceilings.
+std::string head_lines(const BenchReport& report) {
     std::string out = fmt::format("kevo bench on {} ({}), profile {}, started {}\n", report.device.name, report.device.backend,
                                   report.profile, report.started);
     if (report.ceilings)
         out += fmt::format("ceilings ({}): {:.1f} GB/s, {:.0f} GFLOP/s\n", report.ceilings->source, report.ceilings->bandwidth_gbs,
                            report.ceilings->fp32_gflops);
-    out += table_header();
-    for (const auto& t : report.tasks) out += render_bench_task_text(t);
-    out += report.ok() ? "all kernels correct\n" : "SOME KERNELS FAILED (see above)\n";
     return out;
+}
+
+std::string verdict_line(const BenchReport& report) {
+    return report.ok() ? "all kernels correct\n" : "SOME KERNELS FAILED (see above)\n";
+}
+
+}  // namespace
+
+BenchLayout bench_layout(const std::vector<std::string>& tasks, const std::string& profile) {
+    BenchLayout l;
+    for (const auto& name : tasks) {
+        l.task = std::max(l.task, name.size());
+        auto task = make_task(name);
+        if (!task || !(*task)->spec().profiles.count(profile)) continue;
+        for (const auto& s : (*task)->spec().profiles.at(profile))
+            l.size = std::max(l.size, s.label.size() + (s.heldout ? 4 : 0));
+    }
+    return l;
+}
+
+std::string render_bench_header(const BenchLayout& layout) {
+    return table_row(layout, "task", "size", "seed", "best", "best rate", "static", "workload", "speed-up", "peers");
+}
+
+std::string render_bench_task_text(const BenchTask& t, const BenchLayout& layout) {
+    std::string out;
+    for (const auto& s : t.sizes) {
+        const auto sp = s.speedup();
+        out += table_row(layout, t.task, s.label + (s.heldout ? " [h]" : ""), timed_time(s.seed), timed_time(s.best),
+                         rate(s.best), fraction(s.best, false), fraction(s.best, true),
+                         sp ? fmt::format("{:.2f}x", *sp) : "-", peers_text(s));
+    }
+    const std::string indent(layout.task, ' ');
+    out += fmt::format("{} {}; best checked: {}\n", indent, verdicts(t), check_summary(t));
+    if (t.seed && t.seed->verdict != Verdict::ok) out += fmt::format("{}   seed: {}\n", indent, t.seed->diagnostics);
+    if (t.best && t.best->verdict != Verdict::ok) out += fmt::format("{}   best: {}\n", indent, t.best->diagnostics);
+    for (const auto& c : t.checks)
+        if (c.verdict != Verdict::ok) out += fmt::format("{}   best at {}: {}\n", indent, c.profile, c.diagnostics);
+    return out;
+}
+
+std::string render_bench_summary(const BenchReport& report) { return head_lines(report) + verdict_line(report); }
+
+std::string render_bench_text(const BenchReport& report) {
+    std::vector<std::string> names;
+    for (const auto& t : report.tasks) names.push_back(t.task);
+    const BenchLayout layout = bench_layout(names, report.profile);
+    std::string out = head_lines(report) + render_bench_header(layout);
+    for (const auto& t : report.tasks) out += render_bench_task_text(t, layout);
+    return out + verdict_line(report);
 }
 
 std::string render_bench_markdown(const BenchReport& report, const std::string& command) {

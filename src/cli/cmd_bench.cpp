@@ -3,13 +3,17 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include <sys/stat.h>
+
 #include <algorithm>
+#include <filesystem>
 
 #include "backend/registry.hpp"
 #include "bench/bench.hpp"
 #include "bench/bench_render.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/live_status.hpp"
 #include "core/files.hpp"
 #include "task/registry.hpp"
 
@@ -40,6 +44,47 @@ std::string command_line(const BenchCliOptions& o, const std::string& backend, c
     return cmd;
 }
 
+// Why each file in --kernels DIR is not benched: only <task>.<suffix> of a benched task is.
+std::vector<std::string> unused_kernel_files(const std::string& dir, const std::vector<std::string>& benched,
+                                             const std::string& suffix) {
+    std::vector<std::string> unused;
+    if (dir.empty()) return unused;
+    const auto known = task_names();
+    std::vector<std::string> files;
+    for (const auto& entry : std::filesystem::directory_iterator(dir))
+        if (entry.is_regular_file()) files.push_back(entry.path().filename().string());
+    std::sort(files.begin(), files.end());
+    for (const auto& file : files) {
+        const auto path = std::filesystem::path(file);
+        const std::string stem = path.stem().string(), ext = path.extension().string();
+        const bool is_task = std::find(known.begin(), known.end(), stem) != known.end();
+        const bool benched_task = std::find(benched.begin(), benched.end(), stem) != benched.end();
+        if (ext == "." + suffix && benched_task) continue;  // used
+        std::string why;
+        if (ext != ".cu" && ext != ".cl") {
+            why = fmt::format("not a kernel file (expected <task>.{})", suffix);
+        } else if (ext != "." + suffix) {
+            why = fmt::format("a {} kernel; this bench compiles .{} files", ext == ".cu" ? "CUDA" : "OpenCL", suffix);
+        } else if (is_task) {
+            why = fmt::format("task {} is not among the benched tasks (--tasks)", stem);
+        } else {
+            why = fmt::format("no task is named '{}'", stem);
+            if (auto near = nearest_word(stem, known)) why += fmt::format(" (did you mean {}.{}?)", *near, suffix);
+            why += fmt::format("; expected <task>.{} with <task> one of: {}", suffix, fmt::join(known, ", "));
+        }
+        unused.push_back(fmt::format("{}: {}", file, why));
+    }
+    return unused;
+}
+
+// stdout and stderr write to the same place (one terminal, or `> log 2>&1`): then rows printed
+// as tasks complete must not be printed again at the end.
+bool one_destination() {
+    struct stat out {}, err {};
+    if (::fstat(::fileno(stdout), &out) != 0 || ::fstat(::fileno(stderr), &err) != 0) return false;
+    return out.st_dev == err.st_dev && out.st_ino == err.st_ino;
+}
+
 int run(BenchCliOptions& o) {
     const auto known = task_names();
     for (const auto& t : o.tasks)
@@ -55,7 +100,8 @@ int run(BenchCliOptions& o) {
     EvaluatorOptions options;
     options.backend = *backend_name;
     options.device = o.device.device;
-    options.progress = [&](const std::string& line) { say(true, "    " + line); };
+    LiveStatus live(!o.json && is_terminal(stderr));  // stage lines overwrite each other on a terminal
+    options.progress = [&](const std::string& line) { live.status("    " + line); };
     Evaluator evaluator(options);
     auto info = evaluator.device();
     if (!info) return fail(info.error().message);
@@ -79,6 +125,10 @@ int run(BenchCliOptions& o) {
     bench.kernels_dir = o.kernels_dir;
     bench.state_path = o.state;
     say(true, fmt::format("kevo bench on {} ({}), profile {}", info->name, *backend_name, bench.profile));
+    const auto benched = o.tasks.empty() ? known : o.tasks;
+    const std::string suffix = info->backend == "cuda" ? "cu" : "cl";
+    const auto unused = unused_kernel_files(o.kernels_dir, benched, suffix);
+    for (const auto& file : unused) say(true, fmt::format("warning: --kernels {}: not benched: {}", o.kernels_dir, file));
 
     // The peers run in this process on their own handle to the device, opened on first use.
     std::unique_ptr<Backend> peer_backend;
@@ -93,11 +143,23 @@ int run(BenchCliOptions& o) {
         }
         return peer_device.get();
     };
+    // Rows are printed as tasks complete: on stderr beside the progress, or, when stdout is the
+    // same terminal or file, on stdout once (the end then adds only the summary).
+    const bool rows_once = !o.json && one_destination();
+    const BenchLayout layout = bench_layout(benched, bench.profile);
+    bool header_printed = false;
     BenchCallbacks callbacks;
     callbacks.peer_device = open_peer_device;
-    callbacks.progress = [](const std::string& line) { say(true, "  " + line); };
-    callbacks.task_done = [](const BenchTask& task) { say(true, render_bench_task_text(task)); };
+    callbacks.progress = [&](const std::string& line) { live.status("  " + line); };
+    callbacks.notice = [&](const std::string& line) { live.print(stderr, "  " + line); };
+    callbacks.task_done = [&](const BenchTask& task) {
+        std::FILE* out = rows_once ? stdout : stderr;
+        if (!header_printed) live.print(out, render_bench_header(layout));
+        header_printed = true;
+        live.print(out, render_bench_task_text(task, layout));
+    };
     auto report = run_bench(evaluator, bench, callbacks);
+    live.clear();
     if (!report) return fail(report.error().message);
 
     if (!o.markdown.empty()) {
@@ -105,8 +167,14 @@ int run(BenchCliOptions& o) {
         if (auto w = write_file_atomic(o.markdown, text); !w) return fail(w.error().message);
         say(true, "wrote " + o.markdown);
     }
-    say(o.json, render_bench_text(*report));
-    if (o.json) print_json(to_json(*report));
+    // The rows are on screen (or in the log) already unless stdout is a destination of its own.
+    const bool rows_shown = o.json || rows_once;
+    say(o.json, rows_shown ? render_bench_summary(*report) : render_bench_text(*report));
+    if (o.json) {
+        auto doc = to_json(*report);
+        doc["unused_kernel_files"] = unused;
+        print_json(doc);
+    }
     return report->ok() ? kExitOk : kExitRejected;
 }
 

@@ -51,6 +51,7 @@ int run(EvalOptions& o) {
     EvalRequest request;
     request.task = o.task;
     request.source = *source;
+    request.source_name = o.file;
     request.sizes = *sizes;
     request.roofline = *roofline;
     request.warmup = o.warmup;

@@ -1,4 +1,5 @@
-// kevo's version, in one place: `kevo --version` and the User-Agent of HTTP requests.
+// kevo's version, in one place: `kevo --version`, the User-Agent of HTTP requests, and part of
+// every saved result's identity (a bench state file from another version is re-measured, not reused).
 #pragma once
 
 namespace kevo {

@@ -31,6 +31,44 @@ std::vector<CompileMessage> parse_compile_log(std::string_view log) {
     return out;
 }
 
+namespace {
+
+// The compiler's name for the main source: a placeholder in angle brackets or a .cl/.cu path.
+bool names_main_source(const std::string& file) {
+    return (file.starts_with("<") && file.ends_with(">")) || file.ends_with(".cl") || file.ends_with(".cu");
+}
+
+std::string replacement_for(const std::string& file, const std::string& source_name) {
+    if (!source_name.empty()) return source_name;
+    return file.ends_with(".cu") ? "candidate.cu" : "candidate.cl";
+}
+
+}  // namespace
+
+std::string name_source_in_log(std::string_view log, const std::string& source_name) {
+    // The file name's position in each of the three layouts parse_compile_log reads.
+    static const std::regex nvrtc(R"(^([^\s(]+)(\(\d+\):.*)$)");
+    static const std::regex clang(R"(^([^:\s]+)(:\d+:\d+:.*)$)");
+    static const std::regex pocl(R"(^((?:error|warning|fatal error):\s*)([^:\s]+)(:\d+:\d+:.*)$)");
+    static const std::regex nvrtc_summary(R"(^(.* detected in the compilation of ")([^"]+)(".*)$)");
+    std::string out;
+    std::istringstream lines{std::string(log)};
+    std::string text;
+    bool first = true;
+    while (std::getline(lines, text)) {
+        if (!first) out += '\n';
+        first = false;
+        std::smatch m;
+        if ((std::regex_match(text, m, pocl) || std::regex_match(text, m, nvrtc_summary)) && names_main_source(m[2]))
+            text = std::string(m[1]) + replacement_for(m[2], source_name) + std::string(m[3]);
+        else if ((std::regex_match(text, m, nvrtc) || std::regex_match(text, m, clang)) && names_main_source(m[1]))
+            text = replacement_for(m[1], source_name) + std::string(m[2]);
+        out += text;
+    }
+    if (!log.empty() && log.back() == '\n') out += '\n';
+    return out;
+}
+
 std::string log_head(std::string_view log, size_t max_lines) {
     std::string out;
     size_t lines = 0, pos = 0;

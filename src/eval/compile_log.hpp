@@ -11,6 +11,11 @@ namespace kevo {
 
 std::vector<CompileMessage> parse_compile_log(std::string_view log);
 
+// The log with the compiler's name for the main source (PoCL's temporary file, `<source>`,
+// NVRTC's `candidate.cu`) replaced by `source_name`, the candidate's own path, so that messages
+// point at the file the user has. Empty `source_name`: "candidate.<cl|cu>". Headers keep their names.
+std::string name_source_in_log(std::string_view log, const std::string& source_name);
+
 // The first `max_lines` lines of a log, for diagnostics that stay readable.
 std::string log_head(std::string_view log, size_t max_lines = 30);
 

@@ -17,6 +17,7 @@ Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest
     auto directives = parse_directives(request.source);
     if (!directives) return reject("launch directive: " + directives.error().message);
     out.directives = *directives;
+    for (const auto& note : out.directives.notes) out.warnings.push_back(note);
     for (const auto& l : out.directives.launches) {
         bool known = false;
         for (const auto& k : spec.kernels) known |= k.name == l.kernel;
@@ -33,9 +34,9 @@ Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest
     auto outcome = compile(request.source, defines);
     if (!outcome) return outcome.error();
     out.module = outcome->module;
-    out.log = outcome->log;
+    out.log = name_source_in_log(outcome->log, request.source_name);
     out.seconds = outcome->seconds;
-    out.messages = parse_compile_log(outcome->log);
+    out.messages = parse_compile_log(out.log);
     if (!out.module) {
         std::string first;
         for (const auto& m : out.messages)
@@ -44,7 +45,7 @@ Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest
                 break;
             }
         out.verdict = Verdict::compile_error;
-        out.diagnostics = first + log_head(outcome->log);
+        out.diagnostics = first + log_head(out.log);
     }
     return out;
 }

@@ -26,9 +26,11 @@ struct CompileStage {
     std::string log;
     double seconds = 0;
     std::vector<CompileMessage> messages;
+    std::vector<std::string> warnings;  // `// kevo:` lines that are ordinary comments, noted
 };
 
-// Errors are environment faults of the compiler itself (cannot be loaded, ...).
+// Compiler messages name request.source_name (see name_source_in_log). Errors are environment
+// faults of the compiler itself (cannot be loaded, ...).
 Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest& request, const CompileFn& compile);
 
 }  // namespace kevo

@@ -119,10 +119,14 @@ Expected<Directives> parse_directives(std::string_view source) {
         std::istringstream words{std::string(rest.substr(5))};
         std::string verb;
         words >> verb;
-        Expected<void> parsed = verb == "launch" ? parse_launch(words, line, out)
-                              : verb == "tune"   ? parse_tune(words, line, out)
-                                                 : Expected<void>(make_error(fmt::format(
-                                                       "line {}: unknown directive `kevo: {}`; expected `kevo: launch` or `kevo: tune`", line, verb)));
+        if (verb != "launch" && verb != "tune") {
+            // Prose such as `// kevo: this kernel is naive`. Noted, so that a misspelt directive is seen.
+            std::string note = fmt::format("line {}: `// kevo: {}` is not a directive (only `kevo: launch` and `kevo: tune` "
+                                           "are); read as a comment", line, verb);
+            out.notes.push_back(std::move(note));
+            continue;
+        }
+        Expected<void> parsed = verb == "launch" ? parse_launch(words, line, out) : parse_tune(words, line, out);
         if (!parsed) return parsed.error();
     }
     return out;

@@ -32,9 +32,13 @@ struct TuneKnob {
 struct Directives {
     std::vector<LaunchDirective> launches;
     std::vector<TuneKnob> knobs;
+    // `// kevo: <word> ...` lines whose word is not a directive: ordinary comments, noted only.
+    std::vector<std::string> notes;
 };
 
-// Errors name the line and what was expected; they make a candidate "rejected".
+// Only `// kevo: launch` and `// kevo: tune` are directives; any other word after `kevo:` makes
+// the line an ordinary comment (listed in `notes`). Errors (a directive with bad syntax) name the
+// line and what was expected; they make a candidate "rejected".
 Expected<Directives> parse_directives(std::string_view source);
 
 // Knob values in force: each knob's default unless overridden. Overriding a knob the source does

@@ -29,6 +29,7 @@ struct EvalRequest {
     std::string task;
     std::string profile = "small";
     std::string source;                         // the candidate's kernel source
+    std::string source_name;                    // its path, named in compiler messages (empty: "candidate.<cu|cl>")
     std::map<std::string, std::string> defines;  // tune-knob values overriding the defaults
     SizeSelection sizes = SizeSelection::in;
     int warmup = 3;
@@ -123,6 +124,7 @@ struct EvalResult {
     std::map<std::string, std::string> defines;  // knob values in force
     std::string ceiling_source;           // "measured" | "datasheet" | "none" (= ceilings.source)
     CeilingsUsed ceilings;
+    RooflineMode roofline = RooflineMode::static_peak;  // which ceiling the sizes' `ceiling` is
     StageTimes stage_seconds;
     uint64_t seed = 0;
 };
@@ -135,7 +137,7 @@ void to_json(nlohmann::json& j, RooflineMode v);
 void from_json(const nlohmann::json& j, RooflineMode& v);
 const char* roofline_mode_name(RooflineMode mode);
 
-KEVO_JSON_FIELDS(EvalRequest, task, profile, source, defines, sizes, warmup, repeat, max_repeat, noise_cv, timeout_s,
+KEVO_JSON_FIELDS(EvalRequest, task, profile, source, source_name, defines, sizes, warmup, repeat, max_repeat, noise_cv, timeout_s,
                  compile_timeout_s, roofline, seed, check_only, device_reference)
 KEVO_JSON_FIELDS(CompileMessage, line, column, severity, message)
 KEVO_JSON_FIELDS(KernelResources, kernel, registers, shared_bytes, local_bytes, max_threads, block, per_thread)
@@ -146,7 +148,7 @@ KEVO_JSON_FIELDS(SizeResult, label, heldout, correct, error_kind, error, toleran
 KEVO_JSON_FIELDS(StageTimes, scan, compile, correctness, timing, total)
 KEVO_JSON_FIELDS(CeilingsUsed, source, bandwidth_gbs, fp32_gflops, measured_at, stable, spread, datasheet)
 KEVO_JSON_FIELDS(EvalResult, task, backend, device, profile, verdict, diagnostics, score, heldout_fraction, sizes,
-                 resources, compile_messages, warnings, defines, ceiling_source, ceilings, stage_seconds, seed)
+                 resources, compile_messages, warnings, defines, ceiling_source, ceilings, roofline, stage_seconds, seed)
 
 nlohmann::json to_json(const EvalRequest& r);
 Expected<EvalRequest> eval_request_from_json(const nlohmann::json& j);

@@ -9,6 +9,7 @@
 #include "core/hash.hpp"
 #include "eval/compile_stage.hpp"
 #include "eval/roofline.hpp"
+#include "eval/signature_check.hpp"
 #include "eval/timing.hpp"
 #include "task/registry.hpp"
 
@@ -98,6 +99,9 @@ std::optional<Runner::Stop> Runner::bind(const Task& task, const CompileStage& c
                         fmt::format("entry point '{}' not found; the task needs: {}", k.name,
                                     k.cuda_signature.empty() ? k.name
                                     : device_.language() == Language::cuda ? k.cuda_signature : k.opencl_signature)};
+        auto params = device_.parameters(*handle);
+        if (!params) return Stop{Verdict::runtime_error, params.error().message};
+        if (auto wrong = signature_mismatch(k, device_.language(), *params)) return Stop{Verdict::compile_error, *wrong};
         auto attributes = device_.attributes(*handle);
         if (!attributes) return Stop{Verdict::runtime_error, attributes.error().message};
         auto g = resolve_geometry(compiled.directives, k, compiled.knobs);
@@ -288,6 +292,7 @@ EvalResult Runner::evaluate(const EvalRequest& request) {
     result.device = device_.info().name;
     result.profile = request.profile;
     result.seed = request.seed;
+    result.roofline = request.roofline;
     auto finish = [&](Verdict v, std::string diagnostics) {
         result.verdict = v;
         result.diagnostics = std::move(diagnostics);
@@ -313,6 +318,7 @@ EvalResult Runner::evaluate(const EvalRequest& request) {
     if (!compiled) return finish(Verdict::runtime_error, "compiler failure: " + compiled.error().message);
     result.defines = compiled->knobs;
     result.compile_messages = compiled->messages;
+    result.warnings.insert(result.warnings.end(), compiled->warnings.begin(), compiled->warnings.end());
     if (compiled->verdict) return finish(*compiled->verdict, compiled->diagnostics);
 
     BoundKernels kernels;

@@ -50,6 +50,7 @@ EvalResult compile_only(const EvalRequest& request, const std::string& backend, 
     }
     result.defines = stage->knobs;
     result.compile_messages = stage->messages;
+    result.warnings = stage->warnings;
     result.stage_seconds.compile = stage->seconds;
     result.stage_seconds.total = stage->seconds;
     result.verdict = stage->verdict.value_or(Verdict::ok);

@@ -1,8 +1,12 @@
 // See eval_text.hpp.
 #include "report/eval_text.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+
+#include "report/text_table.hpp"
 
 namespace kevo {
 
@@ -24,6 +28,19 @@ std::string ceilings_text(const CeilingsUsed& c) {
     return out;
 }
 
+namespace {
+
+// What the table's ceiling column is: under --roofline workload a bandwidth-bound size's ceiling is
+// the bandwidth measured at its working set, not the streaming peak the ceilings line quotes.
+std::string roofline_footer(const EvalResult& r) {
+    const bool bandwidth = std::any_of(r.sizes.begin(), r.sizes.end(), [](const SizeResult& s) { return s.unit == "GB/s"; });
+    if (r.roofline != RooflineMode::workload || !bandwidth) return ceilings_text(r.ceilings);
+    return "ceiling column: workload roofline, the bandwidth this device reached at each size's working set (never "
+           "below the streaming bandwidth); static " + ceilings_text(r.ceilings);
+}
+
+}  // namespace
+
 std::string render_eval_text(const EvalResult& r) {
     std::string out = fmt::format("{} on {} ({}), profile {}, seed {}\n", r.task, r.device, r.backend, r.profile, r.seed);
     out += fmt::format("verdict: {}", verdict_name(r.verdict));
@@ -32,18 +49,24 @@ std::string render_eval_text(const EvalResult& r) {
     out += "\n";
     if (!r.diagnostics.empty()) out += fmt::format("{}\n", r.diagnostics);
     if (!r.sizes.empty()) {
-        out += fmt::format("\n{:<16} {:<8} {:>10} {:>10} {:>11} {:>11} {:>11} {:>6} {:>14} {:>11} {:>9}\n", "size", "correct",
-                           "error", "tolerance", "median", "min", "max", "cv", "achieved", "ceiling", "fraction");
+        using A = TextTable::Align;
+        TextTable table({{"size"}, {"correct"}, {"error", A::right}, {"tolerance", A::right}, {"median", A::right},
+                         {"min", A::right}, {"max", A::right}, {"cv", A::right}, {"achieved", A::right},
+                         {"ceiling", A::right}, {"fraction", A::right}, {""}});
         for (const auto& s : r.sizes) {
-            const std::string label = s.heldout ? s.label + " (held-out)" : s.label;
-            out += fmt::format("{:<16} {:<8} {:>10.2e} {:>10.2e}", label, s.correct ? "yes" : "NO", s.error, s.tolerance);
+            std::vector<std::string> row = {s.heldout ? s.label + " (held-out)" : s.label, s.correct ? "yes" : "NO",
+                                            fmt::format("{:.2e}", s.error), fmt::format("{:.2e}", s.tolerance)};
             if (s.timed)
-                out += fmt::format(" {:>11} {:>11} {:>11} {:>5.1f}% {:>9.1f} {:<4} {:>11.1f} {:>9.4f}{}", seconds_text(s.seconds),
-                                   seconds_text(s.seconds_min), seconds_text(s.seconds_max), 100 * s.cv, s.achieved, s.unit,
-                                   s.ceiling, s.fraction, s.implausible ? " !" : s.noisy ? " ~" : "");
-            out += "\n";
+                for (auto cell : {seconds_text(s.seconds), seconds_text(s.seconds_min), seconds_text(s.seconds_max),
+                                  fmt::format("{:.1f}%", 100 * s.cv), fmt::format("{:.1f} {}", s.achieved, s.unit),
+                                  fmt::format("{:.1f} {}", s.ceiling, s.unit), fmt::format("{:.4f}", s.fraction),
+                                  std::string(s.implausible ? "!" : s.noisy ? "~" : "")})
+                    row.push_back(std::move(cell));
+            row.resize(12);
+            table.add_row(std::move(row));
         }
-        if (!r.ceilings.source.empty()) out += ceilings_text(r.ceilings) + "\n";
+        out += "\n" + table.render();
+        if (!r.ceilings.source.empty()) out += roofline_footer(r) + "\n";
     }
     for (const auto& k : r.resources)
         out += fmt::format("resources: {} registers={} shared={} B local={} B max_threads={} block={} per_thread={}\n", k.kernel,

@@ -188,6 +188,20 @@ Expected<KernelAttributes> CudaDevice::attributes(uint32_t kernel) {
     return attributes;
 }
 
+// Sizes only: CUDA keeps no parameter types; cuFuncGetParamInfo (CUDA 12.4+) lists offsets and sizes.
+Expected<KernelParams> CudaDevice::parameters(uint32_t kernel) {
+    auto it = kernels_.find(kernel);
+    if (it == kernels_.end()) return make_error(fmt::format("unknown CUDA kernel id {}", kernel));
+    KernelParams params;
+    params.known = it->second.params_known;
+    for (size_t bytes : it->second.param_sizes) {
+        KernelParam p;
+        p.bytes = bytes;
+        params.params.push_back(p);
+    }
+    return params;
+}
+
 void CudaDevice::release_module(uint32_t module) {
     auto it = modules_.find(module);
     if (it == modules_.end()) return;

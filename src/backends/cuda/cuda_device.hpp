@@ -28,6 +28,7 @@ public:
     Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines) override;
     Expected<uint32_t> kernel(uint32_t module, const std::string& name) override;
     Expected<KernelAttributes> attributes(uint32_t kernel) override;
+    Expected<KernelParams> parameters(uint32_t kernel) override;
     void release_module(uint32_t module) override;
 
     Expected<BufferHandle> allocate(uint64_t bytes) override;

@@ -11,14 +11,33 @@
 namespace kevo::opencl {
 namespace {
 
+// -cl-kernel-arg-info keeps the parameters' names and types, so a wrong signature can be named.
 std::string build_options(const std::vector<std::string>& defines) {
-    std::string options;
+    std::string options = "-cl-kernel-arg-info";
     for (const auto& define : defines) {
-        if (!options.empty()) options += ' ';
-        options += "-D";
+        options += " -D";
         options += define;
     }
     return options;
+}
+
+std::string arg_info_text(cl_kernel kernel, cl_uint index, cl_kernel_arg_info what, cl_int& status) {
+    size_t size = 0;
+    status = clGetKernelArgInfo(kernel, index, what, 0, nullptr, &size);
+    if (status != CL_SUCCESS) return "";
+    std::string text(size, '\0');
+    status = clGetKernelArgInfo(kernel, index, what, size, text.data(), nullptr);
+    while (!text.empty() && text.back() == '\0') text.pop_back();
+    return text;
+}
+
+const char* address_space_name(cl_kernel_arg_address_qualifier q) {
+    switch (q) {
+        case CL_KERNEL_ARG_ADDRESS_GLOBAL: return "global";
+        case CL_KERNEL_ARG_ADDRESS_LOCAL: return "local";
+        case CL_KERNEL_ARG_ADDRESS_CONSTANT: return "constant";
+        default: return "private";
+    }
 }
 
 std::string build_log(cl_program program, cl_device_id device) {
@@ -134,6 +153,38 @@ Expected<KernelAttributes> OpenclDevice::attributes(uint32_t kernel) {
     attrs.local_bytes = static_cast<int64_t>(priv);
     attrs.max_threads = static_cast<unsigned>(work_group);
     return attrs;
+}
+
+Expected<KernelParams> OpenclDevice::parameters(uint32_t kernel) {
+    auto it = kernels_.find(kernel);
+    if (it == kernels_.end()) return make_error(fmt::format("unknown OpenCL kernel handle {}", kernel));
+    cl_kernel k = it->second.kernel;
+    cl_uint count = 0;
+    cl_int status = clGetKernelInfo(k, CL_KERNEL_NUM_ARGS, sizeof count, &count, nullptr);
+    if (status != CL_SUCCESS)
+        return make_error(fmt::format("clGetKernelInfo('{}', CL_KERNEL_NUM_ARGS) failed: {}", it->second.name, error_text(status)));
+    KernelParams params;
+    params.known = true;
+    params.detailed = true;
+    params.params.resize(count);
+    // A driver without kernel-arg info answers CL_KERNEL_ARG_INFO_NOT_AVAILABLE: then the count alone.
+    for (cl_uint i = 0; i < count && params.detailed; ++i) {
+        KernelParam& p = params.params[i];
+        cl_kernel_arg_address_qualifier space = 0;
+        cl_kernel_arg_type_qualifier qualifier = 0;
+        status = clGetKernelArgInfo(k, i, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof space, &space, nullptr);
+        if (status == CL_SUCCESS) status = clGetKernelArgInfo(k, i, CL_KERNEL_ARG_TYPE_QUALIFIER, sizeof qualifier, &qualifier, nullptr);
+        if (status == CL_SUCCESS) p.type_name = arg_info_text(k, i, CL_KERNEL_ARG_TYPE_NAME, status);
+        if (status == CL_SUCCESS) p.name = arg_info_text(k, i, CL_KERNEL_ARG_NAME, status);
+        if (status != CL_SUCCESS) {
+            params.detailed = false;
+            break;
+        }
+        p.address_space = address_space_name(space);
+        p.is_const = (qualifier & CL_KERNEL_ARG_TYPE_CONST) != 0;
+    }
+    if (!params.detailed) params.params.assign(count, KernelParam{});
+    return params;
 }
 
 void OpenclDevice::release_module(uint32_t module) {
