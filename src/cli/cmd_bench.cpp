@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include <sys/stat.h>
-
 #include <algorithm>
 #include <filesystem>
 
@@ -77,14 +75,6 @@ std::vector<std::string> unused_kernel_files(const std::string& dir, const std::
     return unused;
 }
 
-// stdout and stderr write to the same place (one terminal, or `> log 2>&1`): then rows printed
-// as tasks complete must not be printed again at the end.
-bool one_destination() {
-    struct stat out {}, err {};
-    if (::fstat(::fileno(stdout), &out) != 0 || ::fstat(::fileno(stderr), &err) != 0) return false;
-    return out.st_dev == err.st_dev && out.st_ino == err.st_ino;
-}
-
 int run(BenchCliOptions& o) {
     const auto known = task_names();
     for (const auto& t : o.tasks)
@@ -145,7 +135,7 @@ int run(BenchCliOptions& o) {
     };
     // Rows are printed as tasks complete: on stderr beside the progress, or, when stdout is the
     // same terminal or file, on stdout once (the end then adds only the summary).
-    const bool rows_once = !o.json && one_destination();
+    const bool rows_once = !o.json && same_destination(stdout, stderr);
     const BenchLayout layout = bench_layout(benched, bench.profile);
     bool header_printed = false;
     BenchCallbacks callbacks;

@@ -21,6 +21,12 @@ size_t terminal_columns() {
 
 bool is_terminal(std::FILE* stream) { return ::isatty(::fileno(stream)) == 1; }
 
+bool same_destination(std::FILE* a, std::FILE* b) {
+    struct stat sa {}, sb {};
+    if (::fstat(::fileno(a), &sa) != 0 || ::fstat(::fileno(b), &sb) != 0) return false;
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
+
 void LiveStatus::status(const std::string& text) {
     if (!live_) {
         std::fprintf(stderr, "%s\n", text.c_str());

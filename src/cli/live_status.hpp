@@ -30,5 +30,8 @@ private:
 
 // True when `stream` is a terminal.
 bool is_terminal(std::FILE* stream);
+// True when both streams write to one place (one terminal, or `> log 2>&1`): what is printed on
+// one as it happens must then not be printed again on the other.
+bool same_destination(std::FILE* a, std::FILE* b);
 
 }  // namespace kevo::cli
