@@ -35,7 +35,7 @@ std::string task_digest(const std::string& task, const std::string& profile) {
 // Every setting that changes a correctness check's outcome.
 nlohmann::json check_key(const BenchTask& t, const std::string& profile, const BenchOptions& o) {
     return {{"best", t.best_hash},   {"task", task_digest(t.task, profile)}, {"profile", profile},
-            {"seed", o.seed},        {"timeout", o.timeout_s},                {"kevo", kKevoVersion}};
+            {"seed", o.seed},        {"timeout", o.timeout_s},                {"kevo", kVersion}};
 }
 
 // Every setting that changes a task's timed results.
@@ -43,7 +43,7 @@ nlohmann::json timed_key(const BenchTask& t, const BenchOptions& o) {
     return {{"seed_kernel", t.seed_hash}, {"best", t.best_hash}, {"task", task_digest(t.task, o.profile)},
             {"profile", o.profile},       {"seed", o.seed},      {"warmup", o.warmup},
             {"repeat", o.repeat},         {"timeout", o.timeout_s}, {"peers", o.peers},
-            {"kevo", kKevoVersion}};
+            {"kevo", kVersion}};
 }
 
 // How each key field reads in a "what changed" line.
