@@ -71,12 +71,20 @@ Expected<void> store_calibration(const Calibration& c);
 std::optional<Calibration> datasheet_calibration(const DeviceInfo& info);
 
 struct CalibrationOptions {
-    bool quick = false;  // fewer points, repeats and passes (an automatic first-use calibration); the
-                         // plateau is still measured at 4x the last-level cache or more
+    bool quick = false;  // an automatic first-use calibration: fewer cache-resident points and, on a
+                         // CPU, shorter runs; the plateau's working sets are the full plan's
     std::function<void(const std::string&)> progress;  // one line per step, may be empty
 };
 
 // Runs the copy, triad and FMA kernels (src/eval/kernels/calibrate.{cu,cl}) on the device.
 Expected<Calibration> measure_calibration(Device& device, const CalibrationOptions& options);
+
+// The working sets (bytes) a calibration of this device measures, in order, and where its plateau
+// starts: the plan measure_calibration follows (exposed so that tests can compare plans).
+struct CalibrationPlanShape {
+    std::vector<uint64_t> working_sets;
+    uint64_t plateau_from = 0;
+};
+CalibrationPlanShape calibration_plan_shape(const DeviceInfo& info, bool quick);
 
 }  // namespace kevo
