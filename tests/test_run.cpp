@@ -150,4 +150,19 @@ TEST(Run, BadInputExitsTwoWithAReason) {
     EXPECT_EQ(report.exit_code, 2);
 }
 
+// kevo run checks every number as kevo eval does, before any work: nothing is stored.
+TEST(Run, EveryNumberIsRangeCheckedBeforeAnyWork) {
+    const std::string db = temp_path("range.db");
+    const std::vector<std::pair<std::string, std::string>> bad = {
+        {"--repeat", "-1"},     {"--repeat", "0"},        {"--warmup", "-1"},      {"--timeout", "nan"},
+        {"--timeout", "-3"},    {"--iterations", "-2"},   {"--max-wall", "inf"},   {"--gate-rounds", "0"},
+        {"--temperature", "3"}, {"--max-cost", "-1"},     {"--stagnation", "-1"}};
+    for (const auto& [flag, value] : bad) {
+        const auto r = run_kevo({"run", "heat2d", flag, value, "--db", db});
+        EXPECT_EQ(r.exit_code, 2) << flag << " " << value << ": " << r.err;
+        EXPECT_NE(r.err.find(flag), std::string::npos) << flag << " " << value << ": " << r.err;
+    }
+    EXPECT_FALSE(std::filesystem::exists(db)) << "a refused run must not create the store";
+}
+
 }  // namespace
