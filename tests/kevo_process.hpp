@@ -76,8 +76,9 @@ inline ProcessResult run_kevo(const std::vector<std::string>& args) {
     return r;
 }
 
-// Starts kevo in the background (its own process group, output to `log_path`); returns its pid.
-inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string& log_path) {
+// Starts a program in the background in its own process group (so that the whole group can be
+// killed), stdin from /dev/null, stdout and stderr to `log_path`; returns its pid, or -1.
+inline pid_t spawn_in_own_group(const char* path, char* const* argv, char* const* envp, const std::string& log_path) {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
@@ -87,13 +88,18 @@ inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string&
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
     posix_spawnattr_setpgroup(&attr, 0);
-    std::vector<std::string> all;
-    auto argv = kevo_argv(args, all);
     pid_t pid = -1;
-    if (posix_spawn(&pid, KEVO_BINARY, &actions, &attr, argv.data(), environ) != 0) pid = -1;
+    if (posix_spawn(&pid, path, &actions, &attr, argv, envp) != 0) pid = -1;
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attr);
     return pid;
+}
+
+// Starts kevo in the background (its own process group, output to `log_path`); returns its pid.
+inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string& log_path) {
+    std::vector<std::string> all;
+    auto argv = kevo_argv(args, all);
+    return spawn_in_own_group(KEVO_BINARY, argv.data(), environ, log_path);
 }
 
 // Runs kevo with stdout and stderr on one pseudo-terminal, as a user at a terminal sees it: the

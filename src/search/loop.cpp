@@ -311,6 +311,29 @@ private:
         return {};
     }
 
+    // Stores a correct kernel the search starts from (the seed at iteration 0, a --from kernel at 1)
+    // as a candidate and an accepted iteration, and applies it to the state.
+    Expected<void> record_starting_point(int iteration, const std::string& status, const std::string& proposer,
+                                         std::optional<int64_t> parent, const std::string& source,
+                                         const EvalResult& result, const std::string& note, Clock::time_point t0) {
+        const std::string hash = candidate_hash(source, result.defines);
+        auto id = store_.add_candidate({0, run_.run_id, hash, parent, proposer, source, result.defines});
+        if (!id) return id.error();
+        IterationRecord rec;
+        rec.run_id = run_.run_id;
+        rec.iteration = iteration;
+        rec.candidate_id = *id;
+        rec.status = status;
+        rec.verdict = "ok";
+        rec.score = result.score;
+        rec.diagnostics = result.diagnostics;
+        rec.accepted = true;
+        rec.note = note;
+        rec.result = to_json(result);
+        rec.seconds = seconds_since(t0);
+        return record(rec, StoredAttempt{*id, hash, Attempt{iteration, source, result.defines, result}});
+    }
+
     // Iteration 0: the seed, which must be correct.
     Expected<void> evaluate_seed() {
         const std::string source(task_file(options_.task, "seed." + suffix_));
@@ -322,23 +345,9 @@ private:
         if (result->verdict != Verdict::ok)
             return make_error(fmt::format("the seed of {} failed ({}): {}", options_.task, verdict_name(result->verdict),
                                           result->diagnostics));
-        const std::string hash = candidate_hash(source, result->defines);
-        auto id = store_.add_candidate({0, run_.run_id, hash, std::nullopt, "seed", source, result->defines});
-        if (!id) return id.error();
-        IterationRecord rec;
-        rec.run_id = run_.run_id;
-        rec.iteration = 0;
-        rec.candidate_id = *id;
-        rec.status = kEvaluatedStatus;
-        rec.verdict = "ok";
-        rec.score = result->score;
-        rec.diagnostics = result->diagnostics;
-        rec.accepted = true;
-        rec.note = "seed";
-        rec.result = to_json(*result);
-        rec.seconds = seconds_since(t0);
         run_.seed_score = result->score;
-        if (auto r = record(rec, StoredAttempt{*id, hash, Attempt{0, source, result->defines, *result}}); !r) return r;
+        if (auto r = record_starting_point(0, kEvaluatedStatus, "seed", std::nullopt, source, *result, "seed", t0); !r)
+            return r;
         say(fmt::format("[{:>3}/{}] seed: score {}", 0, last_iteration(), score_text(result->score)));
         return {};
     }
@@ -355,22 +364,11 @@ private:
             return make_error(fmt::format("--from {}: the kernel is {}: {}", options_.from_file,
                                           verdict_name(result->verdict), result->diagnostics));
         }
-        const std::string hash = candidate_hash(source, result->defines);
-        auto id = store_.add_candidate({0, run_.run_id, hash, state_.seed().candidate_id, "from", source, result->defines});
-        if (!id) return id.error();
-        IterationRecord rec;
-        rec.run_id = run_.run_id;
-        rec.iteration = 1;
-        rec.candidate_id = *id;
-        rec.status = kFromStatus;
-        rec.verdict = "ok";
-        rec.score = result->score;
-        rec.diagnostics = result->diagnostics;
-        rec.accepted = true;
-        rec.note = fmt::format("from {}: the starting point (the seed stays the gate's baseline)", options_.from_file);
-        rec.result = to_json(*result);
-        rec.seconds = seconds_since(t0);
-        if (auto r = record(rec, StoredAttempt{*id, hash, Attempt{1, source, result->defines, *result}}); !r) return r;
+        const std::string note =
+            fmt::format("from {}: the starting point (the seed stays the gate's baseline)", options_.from_file);
+        if (auto r = record_starting_point(1, kFromStatus, "from", state_.seed().candidate_id, source, *result, note, t0);
+            !r)
+            return r;
         say(fmt::format("[{:>3}/{}] from {}: score {} (the seed's {})", 1, last_iteration(), options_.from_file,
                         score_text(result->score), score_text(state_.seed().attempt.result.score)));
         return {};
