@@ -552,7 +552,7 @@ TEST(StoreHeldout, GateFieldsRoundTrip) {
 // ---- the file ----
 
 TEST(StoreFile, VersionOneDatabaseIsMigratedAndItsRowsStillRead) {
-    // A database as schema 1 left it: the columns of schema 2 dropped, version 1, rows written then.
+    // A database as schema 1 left it: the columns of schemas 2 and 3 dropped, version 1, rows written then.
     TempDir dir;
     const std::string path = dir.file("kevo.db");
     {
@@ -563,6 +563,7 @@ TEST(StoreFile, VersionOneDatabaseIsMigratedAndItsRowsStillRead) {
         ASSERT_TRUE(cand);
     }
     ASSERT_TRUE(raw_exec(path,
+                         "DROP TABLE study_cells; DROP TABLE studies; ALTER TABLE iterations DROP COLUMN strategy; "
                          "ALTER TABLE iterations DROP COLUMN dropout; ALTER TABLE heldout DROP COLUMN iteration; "
                          "ALTER TABLE heldout DROP COLUMN passed; ALTER TABLE heldout DROP COLUMN reason; "
                          "ALTER TABLE heldout DROP COLUMN speedup; ALTER TABLE heldout DROP COLUMN speedup_spread; "
@@ -582,6 +583,7 @@ TEST(StoreFile, VersionOneDatabaseIsMigratedAndItsRowsStillRead) {
     ASSERT_TRUE(its) << its.error().message;
     ASSERT_EQ(its->size(), 1u);
     EXPECT_FALSE((*its)[0].dropout);
+    EXPECT_TRUE((*its)[0].strategy.is_null());
     EXPECT_EQ((*its)[0].note, "seed");
     auto rows = store->load_heldout("r1");
     ASSERT_TRUE(rows) << rows.error().message;
@@ -592,6 +594,81 @@ TEST(StoreFile, VersionOneDatabaseIsMigratedAndItsRowsStillRead) {
     EXPECT_EQ((*rows)[0].fraction, 0.4);
 }
 
+// ---- studies ----
+
+StudyRecord make_study(const std::string& id, const std::string& created_at) {
+    StudyRecord study;
+    study.study_id = id;
+    study.name = "matched";
+    study.file_path = "/studies/matched.toml";
+    study.file_text = "tasks = [\"saxpy\"]\n";
+    study.settings = {{"tasks", {"saxpy"}}, {"seeds", {1, 2}}};
+    study.created_at = created_at;
+    return study;
+}
+
+TEST(StoreStudies, StudyAndCellsRoundTripAndDeletingARunFreesItsCell) {
+    TempDir dir;
+    auto store = open_store(dir.file("kevo.db"));
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->create_study(make_study("s1", "2026-01-01T00:00:00Z")));
+    ASSERT_TRUE(store->create_study(make_study("s2", "2026-02-01T00:00:00Z")));
+    EXPECT_FALSE(store->create_study(make_study("s1", "2026-03-01T00:00:00Z")));
+
+    auto loaded = store->load_study("s1");
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    EXPECT_EQ(loaded->name, "matched");
+    EXPECT_EQ(loaded->file_path, "/studies/matched.toml");
+    EXPECT_EQ(loaded->file_text, "tasks = [\"saxpy\"]\n");
+    EXPECT_EQ(loaded->settings["seeds"], json({1, 2}));
+    EXPECT_EQ(loaded->created_at, "2026-01-01T00:00:00Z");
+    auto listed = store->list_studies();
+    ASSERT_TRUE(listed);
+    ASSERT_EQ(listed->size(), 2u);
+    EXPECT_EQ((*listed)[0].study_id, "s2");
+
+    ASSERT_TRUE(store->create_run(make_run("r1")));
+    StudyCellRecord cell{"s1", "saxpy/tune/islands/2", "saxpy", "tune", "islands", 2, std::nullopt};
+    ASSERT_TRUE(store->set_study_cell(cell));
+    StudyCellRecord first{"s1", "saxpy/tune/islands/1", "saxpy", "tune", "islands", 1, std::string("r1")};
+    ASSERT_TRUE(store->set_study_cell(first));
+    auto cells = store->load_study_cells("s1");
+    ASSERT_TRUE(cells);
+    ASSERT_EQ(cells->size(), 2u);
+    EXPECT_EQ((*cells)[0].cell, "saxpy/tune/islands/1");
+    EXPECT_EQ((*cells)[0].run_id, std::optional<std::string>("r1"));
+    EXPECT_EQ((*cells)[1].seed, 2);
+    EXPECT_FALSE((*cells)[1].run_id.has_value());
+
+    ASSERT_TRUE(store->delete_run("r1"));
+    cells = store->load_study_cells("s1");
+    ASSERT_TRUE(cells);
+    EXPECT_FALSE((*cells)[0].run_id.has_value());
+}
+
+TEST(StoreStudies, UnknownStudyIsAnErrorNamingIt) {
+    TempDir dir;
+    auto store = open_store(dir.file("kevo.db"));
+    ASSERT_TRUE(store);
+    auto missing = store->load_study("s-none");
+    ASSERT_FALSE(missing);
+    EXPECT_NE(missing.error().message.find("s-none"), std::string::npos);
+    EXPECT_FALSE(store->set_study_cell({"s-none", "c", "saxpy", "tune", "islands", 1, std::nullopt}));
+}
+
+TEST(StoreIterations, StrategyRecordRoundTrips) {
+    TempDir dir;
+    auto store = open_store(dir.file("kevo.db"));
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->create_run(make_run("r1")));
+    IterationRecord it = make_iteration("r1", 3);
+    it.strategy = {{"island", 2}, {"parent_iteration", 1}, {"migrated", false}};
+    ASSERT_TRUE(store->add_iteration(it));
+    auto its = store->load_iterations("r1");
+    ASSERT_TRUE(its);
+    ASSERT_EQ(its->size(), 1u);
+    EXPECT_EQ((*its)[0].strategy, it.strategy);
+}
 
 TEST(StoreFile, ReopeningSeesEverythingInWalMode) {
     TempDir dir;

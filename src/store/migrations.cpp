@@ -95,6 +95,32 @@ ALTER TABLE heldout ADD COLUMN heldout_speedup REAL;
 ALTER TABLE heldout ADD COLUMN heldout_speedup_spread REAL;
 ALTER TABLE heldout ADD COLUMN rounds TEXT;
 )sql",
+    // 3: an iteration carries what its search strategy recorded about it (island, parent, archive
+    // cell, behaviour descriptors), so that --resume rebuilds a population by the same rule; a study
+    // (`kevo sweep`) stores its file and a row per cell of its matrix, naming the run that fills it.
+    R"sql(
+ALTER TABLE iterations ADD COLUMN strategy TEXT;
+CREATE TABLE studies (
+    study_id   TEXT PRIMARY KEY NOT NULL,
+    name       TEXT NOT NULL,
+    file_path  TEXT NOT NULL,
+    file_text  TEXT NOT NULL,
+    settings   TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL
+);
+CREATE TABLE study_cells (
+    study_id TEXT NOT NULL REFERENCES studies(study_id),
+    cell     TEXT NOT NULL,
+    task     TEXT NOT NULL,
+    model    TEXT NOT NULL,
+    strategy TEXT NOT NULL,
+    seed     INTEGER NOT NULL,
+    run_id   TEXT REFERENCES runs(run_id),
+    PRIMARY KEY (study_id, cell)
+);
+CREATE INDEX study_cells_by_run ON study_cells(run_id);
+)sql",
 };
 
 Expected<int> read_user_version(sqlite3* db, const std::string& path) {

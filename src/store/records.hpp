@@ -62,6 +62,7 @@ struct IterationRecord {
     nlohmann::json result;         // the EvalResult JSON, when evaluated
     std::string note;              // proposer's note ("BX=32 BY=8", "HTTP 429, retried 3x", ...)
     bool dropout = false;          // began with an optimisation dropout: history withheld, a different approach asked for
+    nlohmann::json strategy;       // since schema 3: what the search strategy recorded (island, parent, archive cell)
 };
 
 // One kernel the gate examined side by side with the seed.
@@ -80,6 +81,24 @@ struct HeldoutRecord {
     std::optional<double> speedup, speedup_spread;                  // in distribution, against the seed
     std::optional<double> heldout_speedup, heldout_speedup_spread;  // at the held-out size
     nlohmann::json rounds;         // every round's verdicts and times, both sides
+};
+
+// A study (`kevo sweep STUDY.toml`): the file as given, so that a report can show it and a reader rerun it.
+struct StudyRecord {
+    std::string study_id;          // "s" + UTC timestamp + random suffix, unique
+    std::string name;              // the study file's name
+    std::string file_path, file_text;
+    nlohmann::json settings;       // the study as parsed (tasks, models, strategies, seeds, budget, profile)
+    std::string created_at, updated_at;  // ISO-8601 UTC
+};
+
+// One cell of a study's matrix: a (task, model, strategy, seed), and the run that fills it once started.
+struct StudyCellRecord {
+    std::string study_id;
+    std::string cell;              // "task/model/strategy/seed", unique within the study
+    std::string task, model, strategy;
+    int64_t seed = 0;
+    std::optional<std::string> run_id;
 };
 
 }  // namespace kevo

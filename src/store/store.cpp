@@ -17,39 +17,15 @@
 #include "store/migrations.hpp"
 #include "store/run_lock.hpp"
 #include "store/sqlite_statement.hpp"
+#include "store/store_internal.hpp"
 
 namespace kevo {
 namespace {
 
 using nlohmann::json;
-
-// Holds the connection's own (recursive) mutex for a whole Store call, so that calls from
-// several threads do not interleave their statements or read each other's error messages.
-class ConnectionLock {
-public:
-    explicit ConnectionLock(sqlite3* db) : mutex_(sqlite3_db_mutex(db)) { sqlite3_mutex_enter(mutex_); }
-    ~ConnectionLock() { sqlite3_mutex_leave(mutex_); }
-    ConnectionLock(const ConnectionLock&) = delete;
-    ConnectionLock& operator=(const ConnectionLock&) = delete;
-
-private:
-    sqlite3_mutex* mutex_;
-};
-
-// JSON is stored as text; a null document as SQL NULL. Invalid UTF-8 (compiler logs can hold
-// any bytes) is replaced rather than thrown on.
-std::optional<std::string> json_text(const json& value) {
-    if (value.is_null()) return std::nullopt;
-    return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-Expected<json> parse_json_column(const Statement& stmt, int column, const std::string& path,
-                                 std::string_view what) {
-    if (stmt.is_null(column)) return json();
-    json value = json::parse(stmt.text(column), nullptr, false);
-    if (value.is_discarded()) return make_error(fmt::format("{}: {} is not valid JSON", path, what));
-    return value;
-}
+using store_internal::ConnectionLock;
+using store_internal::json_text;
+using store_internal::parse_json_column;
 
 // A "running" run whose process is gone was interrupted (killed, crashed, machine rebooted).
 bool process_alive(int pid) {
@@ -332,7 +308,7 @@ Expected<void> Store::add_iteration(const IterationRecord& it) {
         db_,
         "INSERT OR REPLACE INTO iterations (run_id, iteration, candidate_id, status, verdict, score, "
         "diagnostics, accepted, prompt, answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note, "
-        "dropout) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17)",
+        "dropout, strategy) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
         path_);
     if (!stmt) return stmt.error();
     stmt->bind_text(1, it.run_id)
@@ -351,7 +327,8 @@ Expected<void> Store::add_iteration(const IterationRecord& it) {
         .bind_real(14, it.seconds)
         .bind_opt_text(15, json_text(it.result))
         .bind_text(16, it.note)
-        .bind_int(17, it.dropout ? 1 : 0);
+        .bind_int(17, it.dropout ? 1 : 0)
+        .bind_opt_text(18, json_text(it.strategy));
     return stmt->run(fmt::format("cannot add iteration {} of run '{}'", it.iteration, it.run_id));
 }
 
@@ -360,7 +337,7 @@ Expected<std::vector<IterationRecord>> Store::load_iterations(const std::string&
     auto stmt = Statement::prepare(
         db_,
         "SELECT run_id, iteration, candidate_id, status, verdict, score, diagnostics, accepted, prompt, "
-        "answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note, dropout "
+        "answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note, dropout, strategy "
         "FROM iterations WHERE run_id = ?1 ORDER BY iteration",
         path_);
     if (!stmt) return stmt.error();
@@ -391,6 +368,11 @@ Expected<std::vector<IterationRecord>> Store::load_iterations(const std::string&
         it.result = std::move(*result);
         it.note = stmt->text(15);
         it.dropout = stmt->int64(16) != 0;
+        auto strategy = parse_json_column(*stmt, 17, path_,
+                                          fmt::format("the strategy record of iteration {} of run '{}'", it.iteration,
+                                                      run_id));
+        if (!strategy) return strategy.error();
+        it.strategy = std::move(*strategy);
         iterations.push_back(std::move(it));
     }
     return iterations;
@@ -440,7 +422,8 @@ Expected<void> Store::delete_run(const std::string& run_id) {
     };
     // References first: the run names its best candidate, held-out rows and iterations name
     // candidates, candidates name their parents and the run.
-    for (const char* sql : {"UPDATE runs SET best_candidate_id = NULL WHERE run_id = ?1",
+    for (const char* sql : {"UPDATE study_cells SET run_id = NULL WHERE run_id = ?1",
+                            "UPDATE runs SET best_candidate_id = NULL WHERE run_id = ?1",
                             "DELETE FROM heldout WHERE run_id = ?1", "DELETE FROM iterations WHERE run_id = ?1",
                             "UPDATE candidates SET parent_id = NULL WHERE run_id = ?1",
                             "DELETE FROM candidates WHERE run_id = ?1", "DELETE FROM runs WHERE run_id = ?1"}) {

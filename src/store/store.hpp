@@ -1,5 +1,5 @@
 // The SQLite store (WAL mode): runs, candidates (deduplicated by content hash within a run),
-// iterations with transcripts and evaluations, held-out results. Every write is its own
+// iterations with transcripts and evaluations, held-out results, studies and their cells. Every write is its own
 // transaction, so a run killed at any point loses at most the iteration in flight.
 #pragma once
 
@@ -40,6 +40,14 @@ public:
     // Removes the run with its candidates, iterations and held-out rows (error names an unknown id).
     Expected<void> delete_run(const std::string& run_id);
     Expected<std::vector<HeldoutRecord>> load_heldout(const std::string& run_id);
+
+    // Studies (store_studies.cpp). create_study refuses an id that exists.
+    Expected<void> create_study(const StudyRecord& study);
+    Expected<StudyRecord> load_study(const std::string& study_id);  // error names the id when absent
+    Expected<std::vector<StudyRecord>> list_studies();               // newest first
+    // Inserts the cell, or replaces the row with the same (study_id, cell); touches the study's updated_at.
+    Expected<void> set_study_cell(const StudyCellRecord& cell);
+    Expected<std::vector<StudyCellRecord>> load_study_cells(const std::string& study_id);  // by cell
 
     const std::string& path() const { return path_; }
 
