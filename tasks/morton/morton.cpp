@@ -19,8 +19,15 @@ namespace {
 
 constexpr double kNominalAlpha = 0.10;
 // Max-abs relative to the field's magnitude (the larger of the start's and the result's).
-// Correct FP32 kernels stay within ~2e-7 of it, 100x inside.
+// Correct FP32 kernels stay within ~2e-7 of it, 100x inside, up to the paper's longest run (120
+// steps). Rounding errors of a diffusion step are damped, so they add up like a random walk: beyond
+// 120 steps the bound grows with sqrt(steps / 120). Measured on the H200 before this rule: 128^3 x
+// 400 steps came within 43x of the flat 2e-5 (seed and best alike); a wrong coefficient's error
+// grows linearly with the steps, so a longer run only exposes it more.
 constexpr double kRel = 2e-5;
+constexpr double kFlatSteps = 120;
+
+double relative_tolerance(double steps) { return kRel * std::sqrt(std::max(1.0, steps / kFlatSteps)); }
 
 enum Stream : uint64_t { constant_stream = 1, noise_stream = 2 };
 
@@ -36,8 +43,8 @@ TaskSpec make_spec() {
     s.order = 12;
     s.bound = Bound::bandwidth;
     s.model = "8 B per cell per step (read u_in, write u_out)";
-    s.tolerance = "max |err| <= 2e-5 * max(max|u_0|, max|ref|) over the field gathered back to row-major order; "
-                  "NaN or Inf anywhere fails";
+    s.tolerance = "max |err| <= 2e-5 * sqrt(max(1, steps / 120)) * max(max|u_0|, max|ref|) over the field gathered "
+                  "back to row-major order; NaN or Inf anywhere fails";
     s.kernels = {{"morton_stencil",
                   "extern \"C\" __global__ void morton_stencil(const float* u_in, float* u_out, unsigned n, "
                   "unsigned log_n, float alpha)",
@@ -204,7 +211,8 @@ public:
         gather(cb, as_floats(outputs[0]).data(), got.data());
         gather(cb, as_floats(ref.results[0]).data(), want.data());
         const double start = max_magnitude(as_floats(c.buffers[0].data));
-        return check_max_abs(got, want, Tolerance{0, kRel, start}, grid_index(cb.n, cb.n, cb.n));
+        const double rel = relative_tolerance(static_cast<double>(size.param("steps")));
+        return check_max_abs(got, want, Tolerance{0, rel, start}, grid_index(cb.n, cb.n, cb.n));
     }
 
 private:
