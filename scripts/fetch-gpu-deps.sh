@@ -5,4 +5,4 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .deps/debs
 cd .deps/debs
-apt-get download libsqlite3-dev libcpp-httplib-dev libtomlplusplus-dev
+apt-get download libsqlite3-dev libcpp-httplib-dev libtomlplusplus-dev libtomlplusplus3
