@@ -52,7 +52,7 @@ std::string replay_dir() {
 }
 
 std::string wait_for_iterations(const std::string& db, int iterations) {
-    for (int i = 0; i < 2400; ++i) {
+    for (int i = 0; i < 6000; ++i) {  // 5 minutes: a first run may calibrate the device
         std::this_thread::sleep_for(std::chrono::milliseconds(50));
         auto store = kevo::Store::open(db);
         if (!store) continue;
