@@ -1,10 +1,11 @@
-// SearchState's one rule on constructed iteration records: the dropout comes every `window`
-// iterations without an improvement, clears the history and restarts the count; replaying the
-// recorded rows (the dropout flag included) gives the state the live run had, and without the flag
-// (the old replay) it would not.
+// The one rule of the run-wide SearchState and of a population's Lineage (the (1+1) strategy's) on
+// constructed iteration records: the dropout comes every `window` iterations without an
+// improvement, clears the history and restarts the count; replaying the recorded rows (the dropout
+// flag included) gives the state the live run had, and without the flag (the old replay) it would not.
 #include <gtest/gtest.h>
 
 #include "search/search_state.hpp"
+#include "search/strategies/lineage.hpp"
 
 namespace kevo {
 namespace {
@@ -26,15 +27,28 @@ std::optional<StoredAttempt> attempt_of(const IterationRecord& r) {
     return StoredAttempt{*r.candidate_id, "hash-" + std::to_string(r.iteration), Attempt{r.iteration, "src", {}, {}}};
 }
 
-std::vector<int> history_iterations(const SearchState& s) {
+// The run-wide state and one population's lineage, moved on together as the loop moves them.
+struct State {
+    SearchState run;
+    Lineage line;
+    State(int history, int window) : line(history, window) {}
+    void apply(const IterationRecord& r, const std::optional<StoredAttempt>& e) {
+        run.apply(r, e);
+        line.apply(r, e);
+    }
+    bool dropout_due() const { return line.dropout_due(); }
+    int since_improvement() const { return line.since_improvement(); }
+};
+
+std::vector<int> history_iterations(const State& s) {
     std::vector<int> out;
-    for (const auto& a : s.history()) out.push_back(a.iteration);
+    for (const auto& a : s.line.history()) out.push_back(a.iteration);
     return out;
 }
 
 // Runs `n` iterations live the way the loop does: the dropout flag is set when one is due.
 // Iteration 2 improves; 5 has no code; the others are evaluated and rejected.
-std::vector<IterationRecord> live_run(SearchState& state, int n, std::vector<int>* dropouts) {
+std::vector<IterationRecord> live_run(State& state, int n, std::vector<int>* dropouts) {
     std::vector<IterationRecord> rows = {row(0, true)};
     state.apply(rows[0], attempt_of(rows[0]));
     for (int it = 1; it <= n; ++it) {
@@ -48,36 +62,36 @@ std::vector<IterationRecord> live_run(SearchState& state, int n, std::vector<int
 }
 
 TEST(SearchState, DropoutEveryWindowWithoutImprovement) {
-    SearchState state(4, 6);
+    State state(4, 6);
     std::vector<int> dropouts;
     live_run(state, 16, &dropouts);
     // Improved at 2; 3..8 without improvement: dropout at 9, then at 15.
     EXPECT_EQ(dropouts, (std::vector<int>{9, 15}));
-    EXPECT_EQ(state.incumbent().attempt.iteration, 2);
-    ASSERT_EQ(state.incumbents().size(), 2u);
-    EXPECT_EQ(state.seed().attempt.iteration, 0);
+    EXPECT_EQ(state.line.incumbent().attempt.iteration, 2);
+    ASSERT_EQ(state.line.incumbents().size(), 2u);
+    EXPECT_EQ(state.run.seed().attempt.iteration, 0);
     EXPECT_EQ(history_iterations(state), (std::vector<int>{15, 16}));  // cleared at 15
     EXPECT_EQ(state.since_improvement(), 2);
-    EXPECT_EQ(state.proposals(), 16);
-    EXPECT_EQ(state.last_iteration(), 16);
-    EXPECT_DOUBLE_EQ(state.seconds(), 17 * 0.5);
-    EXPECT_TRUE(state.seen("hash-16"));
-    EXPECT_FALSE(state.seen("hash-5")) << "an iteration without code evaluated nothing";
+    EXPECT_EQ(state.run.proposals(), 16);
+    EXPECT_EQ(state.run.last_iteration(), 16);
+    EXPECT_DOUBLE_EQ(state.run.seconds(), 17 * 0.5);
+    EXPECT_TRUE(state.run.seen("hash-16"));
+    EXPECT_FALSE(state.run.seen("hash-5")) << "an iteration without code evaluated nothing";
 }
 
 TEST(SearchState, ReplayingTheRowsGivesTheLiveState) {
     // Live: 10 iterations, "killed", then the rest; replayed: the same first 10 rows, then live on.
-    SearchState live(4, 6);
+    State live(4, 6);
     std::vector<int> live_dropouts;
     const auto rows = live_run(live, 10, &live_dropouts);
-    SearchState resumed(4, 6);
+    State resumed(4, 6);
     for (const auto& r : rows) resumed.apply(r, attempt_of(r));
     EXPECT_EQ(resumed.since_improvement(), live.since_improvement());
     EXPECT_EQ(history_iterations(resumed), history_iterations(live));
     EXPECT_EQ(resumed.dropout_due(), live.dropout_due());
     // Without the recorded flag (how rows read before the column existed) the replay would drop
     // out again at once: the reviewer's case, next dropout at 11 instead of 15.
-    SearchState unflagged(4, 6);
+    State unflagged(4, 6);
     for (auto r : rows) {
         r.dropout = false;
         unflagged.apply(r, attempt_of(r));
@@ -124,7 +138,7 @@ TEST(SearchState, UnusedAnswersFailureStreaksAndCountsFollowTheRows) {
     };
     std::vector<std::optional<UnusedAnswer>> unused;
     std::vector<int> streaks;
-    SearchState live(4, 0);
+    SearchState live;
     for (const auto& r : rows) {
         live.apply(r, attempt_of(r));
         unused.push_back(live.unused());

@@ -22,6 +22,7 @@
 #include "search/proposers/llm.hpp"
 #include "search/proposers/replay.hpp"
 #include "search/proposers/tune.hpp"
+#include "search/strategies/registry.hpp"
 #include "store/store.hpp"
 #include "task/registry.hpp"
 
@@ -49,7 +50,8 @@ struct RunCliOptions {
     std::string task, profile, proposer = "tune", strategy = kRunDefaults.strategy, model, base_url, command, replay_dir,
                 resume, db = "kevo.db", roofline = "static", output_dir = "kevo-runs", from;
     int iterations = kRunDefaults.iterations, warmup = kRunDefaults.warmup, repeat = kRunDefaults.repeat,
-        stagnation = kRunDefaults.stagnation_window, gate_rounds = kRunDefaults.gate_rounds, retries = 4;
+        stagnation = kRunDefaults.stagnation_window, gate_rounds = kRunDefaults.gate_rounds, gate_top = kRunDefaults.gate_top,
+        islands = kRunDefaults.islands, migration_every = kRunDefaults.migration_every, retries = 4;
     double max_cost = 0, max_wall = 0, timeout = kRunDefaults.timeout_s, request_timeout = 300, command_timeout = 600,
            price_in = 0, price_out = 0, retry_backoff = 1.0;
     // As given (a number or "none"), and as sent: unset values are left out of the request.
@@ -107,6 +109,9 @@ std::map<std::string, std::pair<std::string, std::string>> resume_changes(RunCli
         {"--strategy", {o.strategy, stored.strategy}},
         {"--stagnation", {std::to_string(o.stagnation), std::to_string(stored.stagnation_window)}},
         {"--gate-rounds", {std::to_string(o.gate_rounds), std::to_string(stored.gate_rounds)}},
+        {"--gate-top", {std::to_string(o.gate_top), std::to_string(stored.gate_top)}},
+        {"--islands", {std::to_string(o.islands), std::to_string(stored.islands)}},
+        {"--migration-every", {std::to_string(o.migration_every), std::to_string(stored.migration_every)}},
         {"--warmup", {std::to_string(o.warmup), std::to_string(stored.warmup)}},
         {"--repeat", {std::to_string(o.repeat), std::to_string(stored.repeat)}},
         {"--timeout", {fmt::format("{}", o.timeout), fmt::format("{}", stored.timeout_s)}},
@@ -339,6 +344,9 @@ int run(RunCliOptions& o) {
         options.max_cost_usd = o.max_cost;
         options.stagnation_window = o.stagnation;
         options.gate_rounds = o.gate_rounds;
+        options.gate_top = o.gate_top;
+        options.islands = o.islands;
+        options.migration_every = o.migration_every;
         options.warmup = o.warmup;
         options.repeat = o.repeat;
         options.timeout_s = o.timeout;
@@ -359,8 +367,8 @@ int run(RunCliOptions& o) {
         options.settings = nlohmann::json::object();
         for_each_proposer_setting(o, [&](const char* key, const auto& value) { options.settings[key] = value; });
     }
-    if (options.strategy != "one-plus-one")
-        return fail(fmt::format("--strategy {} is not implemented yet; one-plus-one is", options.strategy));
+    if (auto strategy = make_strategy(options.strategy, strategy_settings(options)); !strategy)
+        return fail("--strategy: " + strategy.error().message);
     auto proposer = make_proposer(o, extension.max_cost_usd.value_or(options.max_cost_usd));
     if (!proposer) return fail(proposer.error().message);
     if (auto w = check_writable_folder(options.output_dir.empty() ? "kevo-runs" : options.output_dir); !w)
@@ -399,7 +407,14 @@ void setup_run(CLI::App& app, int& exit_code) {
     cmd->add_option("--iterations", o->iterations, "proposals after the seed (with --resume: search further, to N)")
         ->capture_default_str()
         ->check(CLI::Range(0, 100000));
-    cmd->add_option("--strategy", o->strategy, "one-plus-one")->capture_default_str();
+    cmd->add_option("--strategy", o->strategy, strategy_help())->capture_default_str();
+    cmd->add_option("--islands", o->islands, "populations of the islands strategy")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 64));
+    cmd->add_option("--migration-every", o->migration_every,
+                    "islands: proposals between migrations of each island's best to the next along the ring (0: never)")
+        ->capture_default_str()
+        ->check(CLI::Range(0, 100000));
     cmd->add_option("--from", o->from,
                     "start from your own kernel FILE instead of the shipped seed (iteration 1; the seed stays the "
                     "gate's baseline)");
@@ -443,6 +458,10 @@ void setup_run(CLI::App& app, int& exit_code) {
         ->capture_default_str()
         ->check(CLI::Range(0, 100000));
     cmd->add_option("--gate-rounds", o->gate_rounds, "interleaved rounds per kernel the gate examines")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 99));
+    cmd->add_option("--gate-top", o->gate_top,
+                    "kernels of the population the gate examines, best first, before it falls back to the seed")
         ->capture_default_str()
         ->check(CLI::Range(1, 99));
     cmd->add_option("--warmup", o->warmup, "untimed runs per size")->capture_default_str()->check(CLI::Range(0, 1000));

@@ -20,6 +20,7 @@
 #include "search/knob_defaults.hpp"
 #include "search/promotion.hpp"
 #include "search/search_state.hpp"
+#include "search/strategies/registry.hpp"
 #include "store/run_lock.hpp"
 #include "task/registry.hpp"
 
@@ -123,11 +124,12 @@ HeldoutRecord seed_row(const std::string& run_id, int64_t seed_id, const GateExa
 class RunDriver {
 public:
     RunDriver(Evaluator& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress,
-              RunRecord run, const RunOptions& options, const Task& task, DeviceInfo device)
+              RunRecord run, const RunOptions& options, const Task& task, DeviceInfo device,
+              std::unique_ptr<Strategy> strategy)
         : evaluator_(evaluator), store_(store), proposer_(proposer), progress_(std::move(progress)), run_(std::move(run)),
           options_(options), task_(task), device_(std::move(device)),
           language_(options.backend == "cuda" ? Language::cuda : Language::opencl), suffix_(language_suffix(language_)),
-          state_(options.history, options.stagnation_window) {}
+          strategy_(std::move(strategy)) {}
 
     Expected<RunSummary> drive() {
         auto summary = drive_to_the_end();
@@ -182,17 +184,19 @@ private:
         s.run_id = run_.run_id;
         s.task = options_.task;
         s.proposer = options_.proposer;
+        s.strategy = strategy_->name();
         s.outcome = RunOutcome::interrupted;
         s.stop_reason = fmt::format("interrupted by {}", interrupt_signal_name());
         s.iterations = run_.iterations_done;
         s.proposals = state_.counts();
         s.cost_usd = state_.cost_usd();
         if (state_.started()) {
-            const auto& best = state_.incumbent();
+            const auto& best = strategy_->best();
             s.recommended = best.attempt.iteration;
             s.seed_score = state_.seed().attempt.result.score;
             s.best_score = best.attempt.result.score;
             s.ceilings = best.attempt.result.ceilings;
+            s.population = strategy_->population();
             auto path = write_best_so_far();
             if (!path) return path.error();
             s.best_path = *path;
@@ -211,6 +215,7 @@ private:
     Language language_;
     std::string suffix_;
     SearchState state_;
+    std::unique_ptr<Strategy> strategy_;  // the population: what is proposed from, accepted, gated
     CeilingsUsed ceilings_;  // those the seed was scored against: shown to the proposer
     std::string stop_reason_;
     bool fatal_ = false;  // the run cannot go on (its --from kernel is wrong, its proposer keeps failing): failed
@@ -237,6 +242,7 @@ private:
     // The one way an iteration changes the state, live and on --resume.
     void absorb(const IterationRecord& rec, const std::optional<StoredAttempt>& evaluated) {
         state_.apply(rec, evaluated);
+        strategy_->apply(rec, evaluated);
         if (evaluated) proposer_.observe(evaluated->attempt);
     }
 
@@ -244,8 +250,8 @@ private:
         if (auto r = store_.add_iteration(rec); !r) return r;
         absorb(rec, evaluated);
         if (rec.accepted) {
-            run_.best_score = rec.score;
-            run_.best_candidate_id = rec.candidate_id;
+            run_.best_score = strategy_->best().attempt.result.score;
+            run_.best_candidate_id = strategy_->best().candidate_id;
         }
         run_.iterations_done = rec.iteration;
         if (auto r = store_.update_run(run_); !r) return r;
@@ -261,7 +267,7 @@ private:
 
     // best.<suffix> before the gate: the incumbent, marked as not yet through the gate.
     Expected<std::string> write_best_so_far() const {
-        const auto& best = state_.incumbent();
+        const auto& best = strategy_->best();
         const std::string path = (run_dir() / ("best." + suffix_)).string();
         const std::string status = fmt::format("best so far (not yet through the held-out gate; run {} stopped or is "
                                                "still running)", run_.run_id);
@@ -306,7 +312,7 @@ private:
         }
         if (state_.started())
             say(fmt::format("resuming run {} after iteration {} (best {})", run_.run_id, state_.last_iteration(),
-                            score_text(state_.incumbent().attempt.result.score)));
+                            score_text(strategy_->best().attempt.result.score)));
         proposer_.skip(state_.proposals());
         return {};
     }
@@ -330,6 +336,7 @@ private:
         rec.accepted = true;
         rec.note = note;
         rec.result = to_json(result);
+        strategy_->annotate(rec.strategy, result);
         rec.seconds = seconds_since(t0);
         return record(rec, StoredAttempt{*id, hash, Attempt{iteration, source, result.defines, result}});
     }
@@ -383,7 +390,7 @@ private:
         return std::nullopt;
     }
 
-    ProposalContext context(int it, bool dropout) const {
+    ProposalContext context(int it, const Plan& plan) const {
         ProposalContext ctx;
         ctx.spec = &task_.spec();
         ctx.language = language_;
@@ -392,31 +399,33 @@ private:
         ctx.ceilings = ceilings_;
         ctx.profile = options_.profile;
         ctx.iteration = it;
-        ctx.previous = state_.previous();
+        ctx.previous = plan.previous;
         ctx.unused = state_.unused();
-        ctx.incumbent = state_.incumbent().attempt;
+        ctx.incumbent = plan.parent.attempt;
         ctx.seed = options_.seed;
-        // Optimisation dropout: the history withheld, a different approach asked for; the incumbent stays.
-        ctx.fresh_approach = dropout;
-        if (!dropout) ctx.history.assign(state_.history().begin(), state_.history().end());
+        ctx.fresh_approach = plan.dropout;
+        ctx.history = plan.history;
+        ctx.inspirations = plan.inspirations;
         return ctx;
     }
 
     // One proposal, recorded. False when the proposer has nothing left (stop_reason_ says so); an
     // error when it cannot go on (the run then fails, resumable once the cause is mended).
     Expected<bool> iterate(int it) {
-        const bool dropout = state_.dropout_due();
-        if (dropout)
-            say(fmt::format("[{:>3}/{}] no improvement for {} iterations: history dropped, asking for a different approach",
-                            it, last_iteration(), options_.stagnation_window));
+        const Plan plan = strategy_->plan(it);
+        const std::string where = plan.where.empty() ? "" : plan.where + ": ";
+        if (plan.dropout)
+            say(fmt::format("[{:>3}/{}] {}no improvement for {} iterations: history dropped, asking for a different approach",
+                            it, last_iteration(), where, options_.stagnation_window));
         const auto t0 = Clock::now();
-        const Proposal proposal = proposer_.propose(context(it, dropout));
+        const Proposal proposal = proposer_.propose(context(it, plan));
         if (proposal.status == Proposal::Status::exhausted) {
             stop_reason_ = "proposer exhausted: " + proposal.note;
             return false;
         }
         IterationRecord rec = transcript(run_.run_id, it, proposal);
-        rec.dropout = dropout;
+        rec.dropout = plan.dropout;
+        rec.strategy = plan.record;
         std::optional<StoredAttempt> evaluated;
         std::string line;
         if (proposal.status != Proposal::Status::ok) {
@@ -424,15 +433,15 @@ private:
             rec.diagnostics = proposal.note;
             line = fmt::format("{}: {}", rec.status, proposal.note);
         } else {
-            auto judged = try_candidate(it, proposal, rec, evaluated);
+            auto judged = try_candidate(it, plan, proposal, rec, evaluated);
             if (!judged) return judged.error();
             line = std::move(*judged);
         }
         rec.seconds = seconds_since(t0);
         if (auto r = record(rec, evaluated); !r) return r.error();
-        say(fmt::format("[{:>3}/{}] {}{}  best {}", it, last_iteration(),
+        say(fmt::format("[{:>3}/{}] {}{}{}  best {}", it, last_iteration(), where,
                         proposal.note.empty() ? "" : proposal.note.substr(0, 60) + ": ", line,
-                        score_text(state_.incumbent().attempt.result.score)));
+                        score_text(strategy_->best().attempt.result.score)));
         if (auto stop = proposer_cannot_go_on(proposal)) {
             fatal_ = true;
             return make_error(*stop);
@@ -463,12 +472,12 @@ private:
         return std::nullopt;
     }
 
-    // Stores the candidate, evaluates it unless it is a duplicate, and judges it against the
-    // incumbent; fills `rec` and `evaluated`. Returns the progress text.
-    Expected<std::string> try_candidate(int it, const Proposal& proposal, IterationRecord& rec,
+    // Stores the candidate, evaluates it unless it is a duplicate, and judges it against what the
+    // strategy says it must beat; fills `rec` and `evaluated`. Returns the progress text.
+    Expected<std::string> try_candidate(int it, const Plan& plan, const Proposal& proposal, IterationRecord& rec,
                                         std::optional<StoredAttempt>& evaluated) {
         const std::string hash = candidate_hash(proposal.source, proposal.defines);
-        auto id = store_.add_candidate({0, run_.run_id, hash, state_.incumbent().candidate_id, options_.proposer,
+        auto id = store_.add_candidate({0, run_.run_id, hash, plan.parent.candidate_id, options_.proposer,
                                         proposal.source, proposal.defines});
         if (!id) return id.error();
         rec.candidate_id = *id;
@@ -486,8 +495,7 @@ private:
         if (!result)
             return make_error(fmt::format("iteration {}: {} (run {} can be resumed)", it, result.error().message, run_.run_id));
         attempt.result = std::move(*result);
-        auto decision = decide_promotion(attempt, state_.incumbent().attempt,
-                                         [&](const Attempt& a) { return evaluate(a, SizeSelection::in); });
+        auto decision = judge_against(strategy_->rival(plan, attempt.result), attempt);
         if (!decision)
             return make_error(fmt::format("iteration {}: {} (run {} can be resumed)", it, decision.error().message, run_.run_id));
         const EvalResult& r = attempt.result;
@@ -496,6 +504,7 @@ private:
         rec.score = r.score;
         rec.diagnostics = r.diagnostics;
         rec.result = to_json(r);
+        strategy_->annotate(rec.strategy, r);
         rec.accepted = decision->decision == Promotion::accept;
         rec.note = proposal.note.empty() ? decision->why : proposal.note + "; " + decision->why;
         std::string line = fmt::format("{} score {}{}", rec.verdict, score_text(r.score),
@@ -506,18 +515,30 @@ private:
         return line;
     }
 
-    const StoredAttempt& incumbent_with_id(int64_t candidate_id) const {
-        for (const auto& a : state_.incumbents())
-            if (a.candidate_id == candidate_id) return a;
-        assert(false && "the gate hands out one of the incumbents");
-        return state_.seed();
+    // The promotion rule against `rival`; with none (an empty place in the population) a correct
+    // candidate is accepted.
+    Expected<PromotionDecision> judge_against(const std::optional<StoredAttempt>& rival, const Attempt& candidate) {
+        if (rival)
+            return decide_promotion(candidate, rival->attempt, [&](const Attempt& a) { return evaluate(a, SizeSelection::in); });
+        PromotionDecision d = judge(candidate.result, candidate.result);
+        if (candidate.result.verdict == Verdict::ok && candidate.result.score) {
+            d.decision = Promotion::accept;
+            d.why = "accepted: the first correct kernel of its place in the population";
+        }
+        return d;
+    }
+
+    const StoredAttempt& attempt_with_id(int64_t candidate_id) const {
+        const StoredAttempt* a = state_.attempt(candidate_id);
+        assert(a && "the gate hands out an evaluated kernel");
+        return a ? *a : state_.seed();
     }
 
     // The gate, the kernel files, the held-out rows and the summary.
     Expected<RunSummary> finish() {
         say(fmt::format("gate: the best side by side with the seed, {} interleaved rounds on all {} sizes, held-out included",
                         options_.gate_rounds, options_.profile));
-        const std::vector<StoredAttempt> preference(state_.incumbents().rbegin(), state_.incumbents().rend());
+        const std::vector<StoredAttempt> preference = strategy_->gate_candidates(options_.gate_top);
         auto report = run_gate(state_.seed(), preference,
                                [&](const Attempt& a) { return evaluate(a, SizeSelection::all); },
                                GateOptions{options_.gate_rounds, progress_});
@@ -539,12 +560,14 @@ private:
         s.run_id = run_.run_id;
         s.task = options_.task;
         s.proposer = options_.proposer;
+        s.strategy = strategy_->name();
+        s.population = strategy_->population();
         s.stop_reason = stop_reason_;
         s.outcome = report.outcome;
         s.recommended = handed.iteration;
         s.iterations = run_.iterations_done;
         s.seed_score = state_.seed().attempt.result.score;
-        s.best_score = incumbent_with_id(handed.candidate_id).attempt.result.score;
+        s.best_score = attempt_with_id(handed.candidate_id).attempt.result.score;
         s.speedup = handed.speedup;
         s.speedup_spread = handed.speedup_spread;
         s.heldout_fraction = handed.heldout_fraction;
@@ -568,7 +591,7 @@ private:
         for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
             if (it->path().filename().string().rfind("rejected-", 0) == 0) fs::remove(it->path(), ec);  // an earlier, interrupted gate's
         auto write = [&](const GateExamination& e, const std::string& name) -> Expected<std::string> {
-            const Attempt& a = incumbent_with_id(e.candidate_id).attempt;
+            const Attempt& a = attempt_with_id(e.candidate_id).attempt;
             const std::string path = (dir / (name + "." + suffix_)).string();
             const std::string status =
                 e.passed ? fmt::format("passed the held-out gate (outcome {}): held-out Phi {}, speed-up over the seed {} "
@@ -605,6 +628,16 @@ private:
 
 }  // namespace
 
+
+StrategySettings strategy_settings(const RunOptions& o) {
+    StrategySettings s;
+    s.history = o.history;
+    s.stagnation_window = o.stagnation_window;
+    s.islands = o.islands;
+    s.migration_every = o.migration_every;
+    s.seed = o.seed;
+    return s;
+}
 
 Expected<RunOptions> run_options_from_json(const nlohmann::json& j) {
     try {
@@ -669,7 +702,10 @@ Expected<RunSummary> SearchLoop::drive(RunRecord run, const RunOptions& options)
     if (!task) return task.error();
     auto info = evaluator_.device();
     if (!info) return info.error();
-    return RunDriver(evaluator_, store_, proposer_, progress_, std::move(run), options, **task, *info).drive();
+    auto strategy = make_strategy(options.strategy, strategy_settings(options));
+    if (!strategy) return strategy.error();
+    return RunDriver(evaluator_, store_, proposer_, progress_, std::move(run), options, **task, *info,
+                     std::move(*strategy)).drive();
 }
 
 }  // namespace kevo

@@ -1,9 +1,11 @@
-// `kevo run`: the search loop. Evaluates the seed, then each iteration shows the proposer the
-// incumbent, the previous attempt and a short history, evaluates its candidate, records everything
-// in the store and lets the (1+1) strategy decide (promotion.hpp); the search state moves on by one
-// rule (search_state.hpp). It ends with the gate (gate.hpp): the best and, when it fails, the
-// earlier incumbents re-timed side by side with the seed on every size, held-out included; the
-// kernel handed out is the first that passes. A run killed at any point resumes from the store.
+// `kevo run`: the search loop. Evaluates the seed, then each iteration shows the proposer what the
+// strategy chose (a parent, the previous attempt, a short history, inspirations from the rest of
+// the population; search/strategies/), evaluates its candidate, judges it against what the strategy
+// says it must beat (promotion.hpp) and records everything in the store; the search state and the
+// population move on by one rule, `apply`. It ends with the gate (gate.hpp): the strategy's top
+// --gate-top kernels, best first, re-timed side by side with the seed on every size, held-out
+// included; the kernel handed out is the first that passes. A run killed at any point resumes from
+// the store.
 #pragma once
 
 #include <functional>
@@ -17,6 +19,7 @@
 #include "search/gate.hpp"
 #include "search/proposer.hpp"
 #include "search/search_state.hpp"
+#include "search/strategies/strategy.hpp"
 #include "store/store.hpp"
 
 namespace kevo {
@@ -34,6 +37,9 @@ struct RunOptions {
     int stagnation_window = 6;      // iterations without improvement before optimisation dropout
     int history = 4;                // attempts shown to the proposer
     int gate_rounds = 3;            // interleaved rounds per kernel the gate examines
+    int gate_top = 3;               // kernels of the population the gate examines, best first, before the seed
+    int islands = 4;                // islands: how many populations
+    int migration_every = 5;        // islands: proposals between migrations of the best along the ring (0: never)
     int warmup = 3, repeat = 10;
     double timeout_s = 60;
     RooflineMode roofline = RooflineMode::static_peak;
@@ -57,7 +63,7 @@ KEVO_JSON_FIELDS(RejectedKernel, iteration, candidate_id, path, reason, detail)
 // What `kevo run` ends with. Every figure describes the kernel handed out (best_path): the
 // search's best when it passed the gate, else the recommended fallback.
 struct RunSummary {
-    std::string run_id, task, proposer, stop_reason;
+    std::string run_id, task, proposer, strategy, stop_reason;
     RunOutcome outcome = RunOutcome::no_gain;
     int recommended = 0;                     // the iteration whose kernel is best_path (0: the seed)
     int iterations = 0;
@@ -73,8 +79,9 @@ struct RunSummary {
     CeilingsUsed ceilings;                          // what the gate's fractions were divided by
     ProposalCounts proposals;                       // what became of the proposals
     double cost_usd = 0;
+    nlohmann::json population;                      // islands: each island's best; map-elites: the archive
 };
-KEVO_JSON_FIELDS(RunSummary, run_id, task, proposer, outcome, recommended, iterations, seed_score, best_score, speedup,
+KEVO_JSON_FIELDS(RunSummary, run_id, task, proposer, strategy, population, outcome, recommended, iterations, seed_score, best_score, speedup,
                  speedup_spread, heldout_fraction, heldout_seed_fraction, heldout_speedup, heldout_speedup_spread,
                  heldout_best_verdict, best_path, rejected, gate, ceilings, stop_reason, proposals, cost_usd)
 
@@ -106,8 +113,10 @@ private:
 
 // The options as stored with a run (RunRecord::settings); a field a stored run lacks keeps its default.
 KEVO_JSON_FIELDS(RunOptions, task, backend, device, profile, proposer, strategy, iterations, max_wall_s, max_cost_usd,
-                 stagnation_window, history, gate_rounds, warmup, repeat, timeout_s, roofline, seed, output_dir, from_file,
+                 stagnation_window, history, gate_rounds, gate_top, islands, migration_every, warmup, repeat, timeout_s, roofline, seed, output_dir, from_file,
                  from_source, settings)
 Expected<RunOptions> run_options_from_json(const nlohmann::json& j);
+// What the run's strategy is configured with, from its options.
+StrategySettings strategy_settings(const RunOptions& options);
 
 }  // namespace kevo

@@ -101,6 +101,7 @@ Labels heldout_labels(const ProposalContext& c) {
     collect_heldout(c.incumbent.result, labels);
     if (c.previous) collect_heldout(c.previous->result, labels);
     for (const auto& a : c.history) collect_heldout(a.result, labels);
+    for (const auto& i : c.inspirations) collect_heldout(i.attempt.result, labels);
     // A size the proposer is scored on may be shown even if another profile holds it out.
     for (const auto& v : visible) labels.erase(v);
     return labels;
@@ -319,6 +320,27 @@ void scoring_section(std::string& out, const ProposalContext& c) {
            "data.\n";
 }
 
+// Kernels from the rest of the population (other islands, other archive cells): their label, score,
+// knob values and source, so that a model can borrow an idea without refining them.
+void inspirations_section(std::string& out, const ProposalContext& c) {
+    if (c.inspirations.empty()) return;
+    out += "\n## Inspirations from the rest of the population\n"
+           "Other kernels the search keeps, for ideas; SEARCH/REPLACE edits never apply to them.\n";
+    for (const auto& i : c.inspirations) {
+        const Attempt& a = i.attempt;
+        out += fmt::format("\n### {} ({}): score {}\n", i.label,
+                           a.iteration > 0 ? fmt::format("iteration {}", a.iteration) : std::string("the seed"),
+                           score_text(a.result.score));
+        const auto& knobs = !a.result.defines.empty() ? a.result.defines : a.defines;
+        if (!knobs.empty()) {
+            out += "Knobs:";
+            for (const auto& [k, v] : knobs) out += fmt::format(" {}={}", k, v);
+            out += "\n";
+        }
+        out += fenced(a.source, c.language);
+    }
+}
+
 // What became of the last answer when it was not evaluated: without this the prompt would repeat
 // itself word for word but for the iteration, and so would the model.
 void unused_section(std::string& out, const ProposalContext& c, const Labels& heldout) {
@@ -424,6 +446,7 @@ std::string build_prompt(const ProposalContext& c) {
             for (const auto& a : c.history) out += history_line(a, heldout);
         }
     }
+    inspirations_section(out, c);
     unused_section(out, c, heldout);
     answer_section(out, c);
     return out;

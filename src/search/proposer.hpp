@@ -39,6 +39,13 @@ struct UnusedAnswer {
     int in_a_row = 1;              // consecutive iterations that evaluated nothing, this one included
 };
 
+// A kernel from elsewhere in the population, shown beside the incumbent (islands: the other
+// islands' bests; map-elites: other archive cells' elites).
+struct Inspiration {
+    std::string label;  // who it is: "island 2's best", "archive cell size=large work=x4"
+    Attempt attempt;    // its source, knob values and result (the score is result.score)
+};
+
 struct ProposalContext {
     const TaskSpec* spec = nullptr;
     Language language = Language::opencl;
@@ -49,8 +56,9 @@ struct ProposalContext {
     int iteration = 0;                  // the iteration being proposed (1-based; 0 is the seed)
     std::optional<Attempt> previous;    // the last evaluated attempt
     std::optional<UnusedAnswer> unused; // the last iteration, when it evaluated nothing
-    Attempt incumbent;                  // the best so far (the seed at first)
+    Attempt incumbent;                  // the parent the strategy chose (one-plus-one: the best so far)
     std::vector<Attempt> history;       // a few recent attempts, oldest first
+    std::vector<Inspiration> inspirations;  // labelled kernels from the rest of the population (may be empty)
     bool fresh_approach = false;        // optimisation dropout: history withheld, ask for a different approach
     uint64_t seed = 0;                  // for stochastic proposers
 };

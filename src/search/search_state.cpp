@@ -5,9 +5,6 @@
 
 namespace kevo {
 
-SearchState::SearchState(int history_limit, int stagnation_window)
-    : history_limit_(history_limit), stagnation_window_(stagnation_window) {}
-
 namespace {
 
 std::optional<UnusedAnswer::Kind> unused_kind(const std::string& status) {
@@ -33,8 +30,9 @@ int SearchState::evaluated_at(int64_t candidate_id) const {
     return it == evaluated_at_.end() ? -1 : it->second;
 }
 
-bool SearchState::dropout_due() const {
-    return stagnation_window_ > 0 && since_improvement_ >= stagnation_window_;
+const StoredAttempt* SearchState::attempt(int64_t candidate_id) const {
+    const auto it = attempts_.find(candidate_id);
+    return it == attempts_.end() ? nullptr : &it->second;
 }
 
 void SearchState::apply(const IterationRecord& record, const std::optional<StoredAttempt>& evaluated) {
@@ -49,29 +47,11 @@ void SearchState::apply(const IterationRecord& record, const std::optional<Store
         count(counts_, record.status);
         note_unused(record);
     }
-    // The dropout came before the proposal: the proposer saw no history and was asked for a
-    // different approach, and the count towards the next dropout starts again.
-    if (record.dropout) {
-        history_.clear();
-        since_improvement_ = 0;
-    }
-    if (!evaluated) {
-        ++since_improvement_;
-        return;
-    }
+    if (!evaluated) return;
     hashes_.insert(evaluated->hash);
     evaluated_at_.emplace(evaluated->candidate_id, record.iteration);
-    if (record.accepted) {
-        incumbents_.push_back(*evaluated);
-        since_improvement_ = 0;
-    } else {
-        ++since_improvement_;
-    }
-    if (proposal) {
-        previous_ = evaluated->attempt;
-        history_.push_back(evaluated->attempt);
-        while (static_cast<int>(history_.size()) > history_limit_) history_.pop_front();
-    }
+    attempts_.emplace(evaluated->candidate_id, *evaluated);
+    if (record.iteration == 0) seed_ = *evaluated;
 }
 
 void SearchState::note_unused(const IterationRecord& record) {

@@ -1,14 +1,13 @@
-// The state a (1+1) search carries from one iteration to the next: the seed, the incumbent and every
-// earlier one, the previous attempt, the short history shown to the proposer, the count towards the
-// next optimisation dropout, and the budget spent. One rule, `apply`, moves it on by one iteration's
-// record; the loop uses it live after each iteration and on --resume for every stored iteration, so
-// a resumed run stands exactly where the interrupted one stood (dropouts included: the record says
-// when one happened).
+// The state a search carries from one iteration to the next, whatever its strategy: the seed, every
+// evaluated candidate, what became of the last answer, the counts and the budget spent. The
+// population (incumbents, histories, dropouts, islands, archive) is the strategy's
+// (search/strategies/strategy.hpp). One rule, `apply`, moves both on by one iteration's record; the
+// loop uses it live after each iteration and on --resume for every stored iteration, so a resumed
+// run stands exactly where the interrupted one stood.
 #pragma once
 
 #include <cassert>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -45,40 +44,27 @@ struct StoredAttempt {
 
 class SearchState {
 public:
-    // history_limit: attempts kept for the proposer; stagnation_window: iterations without an
-    // improvement before a dropout (0: never).
-    SearchState(int history_limit, int stagnation_window);
-
     // The effect of one iteration. `evaluated` is the candidate the iteration evaluated (status
     // "evaluated", or kFromStatus); absent for no code, failed edits, proposer errors and duplicates.
     void apply(const IterationRecord& record, const std::optional<StoredAttempt>& evaluated);
 
-    // Whether the iteration about to be proposed begins with an optimisation dropout.
-    bool dropout_due() const;
     bool seen(const std::string& hash) const { return hashes_.count(hash) > 0; }
     // The iteration that evaluated the candidate `candidate_id` (-1: none did).
     int evaluated_at(int64_t candidate_id) const;
     bool started() const { return last_iteration_ >= 0; }
 
-    // The seed and the incumbent exist once the seed's row is applied (started()).
+    // The seed exists once the seed's row is applied (started()).
     const StoredAttempt& seed() const {
-        assert(started() && "no seed before iteration 0");
-        return incumbents_.front();
+        assert(seed_ && "no seed before iteration 0");
+        return *seed_;
     }
-    const StoredAttempt& incumbent() const {
-        assert(started() && "no incumbent before iteration 0");
-        return incumbents_.back();
-    }
-    // Every accepted iteration, oldest (the seed) first.
-    const std::vector<StoredAttempt>& incumbents() const { return incumbents_; }
-    const std::optional<Attempt>& previous() const { return previous_; }
-    const std::deque<Attempt>& history() const { return history_; }
+    // The evaluated candidate `candidate_id` (the seed and a --from kernel included); null if none.
+    const StoredAttempt* attempt(int64_t candidate_id) const;
     // The last iteration, when it evaluated nothing (what the next prompt says about it).
     const std::optional<UnusedAnswer>& unused() const { return unused_; }
     // How many iterations in a row, up to the last, failed permanently with the same message.
     int identical_permanent_failures() const { return permanent_streak_; }
     const ProposalCounts& counts() const { return counts_; }
-    int since_improvement() const { return since_improvement_; }
     int proposals() const { return proposals_; }
     int last_iteration() const { return last_iteration_; }  // -1 before the seed
     double cost_usd() const { return cost_usd_; }
@@ -87,17 +73,15 @@ public:
 private:
     void note_unused(const IterationRecord& record);  // unused_, the permanent-failure streak
 
-    int history_limit_, stagnation_window_;
-    std::vector<StoredAttempt> incumbents_;
-    std::optional<Attempt> previous_;
-    std::deque<Attempt> history_;
+    std::optional<StoredAttempt> seed_;
     std::set<std::string> hashes_;
-    std::map<int64_t, int> evaluated_at_;  // candidate id -> the iteration that evaluated it
+    std::map<int64_t, int> evaluated_at_;          // candidate id -> the iteration that evaluated it
+    std::map<int64_t, StoredAttempt> attempts_;  // candidate id -> what was evaluated
     std::optional<UnusedAnswer> unused_;
     int permanent_streak_ = 0;
     std::string permanent_message_;
     ProposalCounts counts_;
-    int since_improvement_ = 0, proposals_ = 0, last_iteration_ = -1;
+    int proposals_ = 0, last_iteration_ = -1;
     double cost_usd_ = 0, seconds_ = 0;
 };
 
