@@ -156,8 +156,11 @@ private:
     }
 };
 
-}  // namespace
+const bool registered = register_strategy(
+    {"islands", "--islands K populations, each with its own incumbent and dropout; the best migrates along a ring "
+                "every --migration-every proposals", 1,
+     [](const StrategySettings& settings) -> std::unique_ptr<Strategy> { return std::make_unique<Islands>(settings); }});
 
-std::unique_ptr<Strategy> make_islands(const StrategySettings& settings) { return std::make_unique<Islands>(settings); }
+}  // namespace
 
 }  // namespace kevo

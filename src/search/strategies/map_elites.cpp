@@ -223,10 +223,11 @@ private:
     }
 };
 
-}  // namespace
+const bool registered = register_strategy(
+    {"map-elites", "an archive of the best kernel per measured behaviour (size profile x work per thread); parents "
+                   "drawn from rarely chosen cells", 2,
+     [](const StrategySettings& settings) -> std::unique_ptr<Strategy> { return std::make_unique<MapElites>(settings); }});
 
-std::unique_ptr<Strategy> make_map_elites(const StrategySettings& settings) {
-    return std::make_unique<MapElites>(settings);
-}
+}  // namespace
 
 }  // namespace kevo

@@ -42,10 +42,10 @@ private:
     Lineage line_;
 };
 
-}  // namespace
+const bool registered = register_strategy(
+    {"one-plus-one", "one incumbent; a candidate replaces it when its gain exceeds the noise", 0,
+     [](const StrategySettings& settings) -> std::unique_ptr<Strategy> { return std::make_unique<OnePlusOne>(settings); }});
 
-std::unique_ptr<Strategy> make_one_plus_one(const StrategySettings& settings) {
-    return std::make_unique<OnePlusOne>(settings);
-}
+}  // namespace
 
 }  // namespace kevo

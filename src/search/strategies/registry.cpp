@@ -1,7 +1,8 @@
-// See registry.hpp. The table is written out here, one line per strategy, rather than filled by
-// static initialisers in each strategy's file: kevo_lib is a static library, and a linker drops an
-// object file that nothing refers to, registration and all.
+// See registry.hpp.
 #include "search/strategies/registry.hpp"
+
+#include <algorithm>
+#include <cassert>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -9,36 +10,38 @@
 namespace kevo {
 namespace {
 
-struct Entry {
-    const char* name;
-    const char* help;
-    std::unique_ptr<Strategy> (*make)(const StrategySettings&);
-};
-
-constexpr Entry kStrategies[] = {
-    {"one-plus-one", "one incumbent; a candidate replaces it when its gain exceeds the noise", make_one_plus_one},
-    {"islands", "--islands K populations, each with its own incumbent and dropout; the best migrates along a ring "
-                "every --migration-every proposals", make_islands},
-    {"map-elites", "an archive of the best kernel per measured behaviour (size profile x work per thread); parents "
-                   "drawn from rarely chosen cells", make_map_elites},
-};
+// Built on first use, so that registrations from other files' static initialisers find it ready.
+std::vector<StrategyEntry>& table() {
+    static std::vector<StrategyEntry> entries;
+    return entries;
+}
 
 }  // namespace
 
+bool register_strategy(const StrategyEntry& entry) {
+    auto& entries = table();
+    assert(std::none_of(entries.begin(), entries.end(),
+                        [&](const StrategyEntry& e) { return std::string_view(e.name) == entry.name; }) &&
+           "two strategies registered under one name");
+    entries.push_back(entry);
+    std::sort(entries.begin(), entries.end(), [](const StrategyEntry& a, const StrategyEntry& b) { return a.rank < b.rank; });
+    return true;
+}
+
 std::vector<std::string> strategy_names() {
     std::vector<std::string> names;
-    for (const Entry& e : kStrategies) names.emplace_back(e.name);
+    for (const StrategyEntry& e : table()) names.emplace_back(e.name);
     return names;
 }
 
 std::string strategy_help() {
     std::string out;
-    for (const Entry& e : kStrategies) out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", e.name, e.help);
+    for (const StrategyEntry& e : table()) out += fmt::format("{}{}: {}", out.empty() ? "" : "; ", e.name, e.help);
     return out;
 }
 
 Expected<std::unique_ptr<Strategy>> make_strategy(const std::string& name, const StrategySettings& settings) {
-    for (const Entry& e : kStrategies)
+    for (const StrategyEntry& e : table())
         if (name == e.name) return e.make(settings);
     return make_error(fmt::format("unknown strategy '{}'; expected one of: {}", name, fmt::join(strategy_names(), ", ")));
 }

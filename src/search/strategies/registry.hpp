@@ -1,5 +1,7 @@
 // The table of search strategies, by name: `kevo run --strategy NAME`, `kevo sweep` and the run's
-// stored settings all name a strategy through it.
+// stored settings all name a strategy through it. Each strategy's file adds itself to the table
+// (register_strategy, at static initialisation); the executables link kevo_lib whole, so that no
+// strategy's object file is dropped for want of a reference (CMakeLists.txt).
 #pragma once
 
 #include <memory>
@@ -18,9 +20,14 @@ std::string strategy_help();
 // The strategy `name`, configured; an error naming `name` and listing the accepted ones.
 Expected<std::unique_ptr<Strategy>> make_strategy(const std::string& name, const StrategySettings& settings);
 
-// The factories registry.cpp lists, one per strategy file.
-std::unique_ptr<Strategy> make_one_plus_one(const StrategySettings& settings);
-std::unique_ptr<Strategy> make_islands(const StrategySettings& settings);
-std::unique_ptr<Strategy> make_map_elites(const StrategySettings& settings);
+// One row of the table. `rank` orders the list users see (the default strategy first).
+struct StrategyEntry {
+    const char* name;
+    const char* help;
+    int rank;
+    std::unique_ptr<Strategy> (*make)(const StrategySettings&);
+};
+// Adds a strategy; returns true, so that a file can register with `const bool registered = ...`.
+bool register_strategy(const StrategyEntry& entry);
 
 }  // namespace kevo
