@@ -2,7 +2,7 @@
 // of the population), what a candidate must beat to be accepted, when a population drops out, and
 // which kernels the gate examines. Strategies: one-plus-one (one incumbent), islands (K
 // populations on a ring), map-elites (an archive over measured behaviour). Each is one file here
-// registers itself in the table of registry.hpp.
+// that registers itself in the table of registry.hpp.
 //
 // A strategy's population is derived by one rule, `apply`, from the iteration rows: the loop calls
 // it live after each iteration and on --resume for every stored one. What the strategy decided for
