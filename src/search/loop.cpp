@@ -380,6 +380,8 @@ private:
             return fmt::format("wall-time limit ({:.0f} s)", options_.max_wall_s);
         if (options_.max_cost_usd > 0 && state_.cost_usd() >= options_.max_cost_usd)
             return fmt::format("cost cap (${:.2f} spent of ${:.2f})", state_.cost_usd(), options_.max_cost_usd);
+        if (options_.max_tokens_total > 0 && state_.tokens() >= options_.max_tokens_total)
+            return fmt::format("token budget ({} used of {})", state_.tokens(), options_.max_tokens_total);
         return std::nullopt;
     }
 
@@ -617,11 +619,11 @@ Expected<RunOptions> run_options_from_json(const nlohmann::json& j) {
 SearchLoop::SearchLoop(Evaluator& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress)
     : evaluator_(evaluator), store_(store), proposer_(proposer), progress_(std::move(progress)) {}
 
-Expected<RunSummary> SearchLoop::start(const RunOptions& options) {
+Expected<RunSummary> SearchLoop::start(const RunOptions& options, const std::string& run_id) {
     auto info = evaluator_.device();
     if (!info) return info.error();
     RunRecord run;
-    run.run_id = new_run_id();
+    run.run_id = run_id.empty() ? new_run_id() : run_id;
     run.task = options.task;
     run.backend = options.backend;
     run.device = info->name;
@@ -652,6 +654,7 @@ Expected<RunSummary> SearchLoop::resume(const std::string& run_id, const RunExte
     if (extension.iterations) options->iterations = *extension.iterations;
     if (extension.max_wall_s) options->max_wall_s = *extension.max_wall_s;
     if (extension.max_cost_usd) options->max_cost_usd = *extension.max_cost_usd;
+    if (extension.max_tokens_total) options->max_tokens_total = *extension.max_tokens_total;
     if (run->status == RunStatus::finished) {
         // Searching on after the gate: its verdict no longer holds, and it runs again at the end.
         if (auto r = store_.clear_heldout(run_id); !r) return r.error();

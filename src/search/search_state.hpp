@@ -82,6 +82,7 @@ public:
     int proposals() const { return proposals_; }
     int last_iteration() const { return last_iteration_; }  // -1 before the seed
     double cost_usd() const { return cost_usd_; }
+    int64_t tokens() const { return tokens_; }             // prompt + completion tokens of the recorded iterations
     double seconds() const { return seconds_; }            // wall time of the recorded iterations
 
 private:
@@ -99,6 +100,7 @@ private:
     ProposalCounts counts_;
     int since_improvement_ = 0, proposals_ = 0, last_iteration_ = -1;
     double cost_usd_ = 0, seconds_ = 0;
+    int64_t tokens_ = 0;
 };
 
 }  // namespace kevo
