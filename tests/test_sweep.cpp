@@ -116,6 +116,13 @@ TEST(Sweep, SmallSweepFillsEveryCellWithATaggedRun) {
     EXPECT_EQ(again.exit_code, 0) << again.err;
     EXPECT_NE(again.err.find("continuing study tiny"), std::string::npos) << again.err;
     EXPECT_EQ((*store)->list_runs()->size(), 2u);
+    // On a terminal the table is drawn in place (each line cleared first), and not printed again at the end.
+    const auto screen = kevo::test::run_kevo_on_terminal(sweep_args(temp_path("small.toml"), db, temp_path("small-out")));
+    EXPECT_EQ(screen.exit_code, 0) << screen.out;
+    EXPECT_NE(screen.out.find("\033[Kcell"), std::string::npos) << screen.out;
+    size_t headers = 0;
+    for (size_t at = screen.out.find("cell "); at != std::string::npos; at = screen.out.find("cell ", at + 1)) ++headers;
+    EXPECT_EQ(headers, 1u) << screen.out;
     // A changed budget is refused, naming the change.
     s.iterations = 5;
     const auto changed = run_kevo(sweep_args(write_study(temp_path("small.toml"), s, device), db, temp_path("small-out")));

@@ -232,7 +232,7 @@ private:
         if (p.status == CellStatus::running || p.status == CellStatus::pending) {
             p.status = exit_status > 128 ? CellStatus::interrupted : CellStatus::failed;
         }
-        if (p.status != CellStatus::finished && p.note.empty())
+        if (p.status == CellStatus::failed && p.note.empty())
             p.note = fmt::format("exit {}: {}", exit_status, last_line(log_dir_ / log_name(cells_[i])));
     }
 
