@@ -15,7 +15,6 @@
 #include "core/files.hpp"
 #include "core/hash.hpp"
 #include "core/interrupt.hpp"
-#include "core/rng.hpp"
 #include "eval/directives.hpp"
 #include "search/knob_defaults.hpp"
 #include "search/promotion.hpp"
@@ -52,16 +51,6 @@ std::string candidate_hash(const std::string& source, const std::map<std::string
         if (auto values = knob_values(*directives, defines)) in_force = std::move(*values);
     for (const auto& [k, v] : in_force) text += "\n-D" + k + "=" + v;
     return hex64(hash64(text));
-}
-
-std::string new_run_id() {
-    const auto now = std::chrono::system_clock::now();
-    const std::time_t t = std::chrono::system_clock::to_time_t(now);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    return fmt::format("r{}-{:04x}", stamp, rng::fresh_seed() & 0xFFFF);
 }
 
 std::string score_text(const std::optional<double>& s) { return s ? fmt::format("{:.4f}", *s) : std::string("-"); }
@@ -623,7 +612,7 @@ Expected<RunSummary> SearchLoop::start(const RunOptions& options, const std::str
     auto info = evaluator_.device();
     if (!info) return info.error();
     RunRecord run;
-    run.run_id = run_id.empty() ? new_run_id() : run_id;
+    run.run_id = run_id.empty() ? timestamped_id('r') : run_id;
     run.task = options.task;
     run.backend = options.backend;
     run.device = info->name;
