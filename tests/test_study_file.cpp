@@ -102,13 +102,13 @@ TEST(StudyFile, EveryBadFieldNamesFileLineKeyAndWhatIsAccepted) {
     };
     const std::string model = "\n[[models]]\nname = \"t\"\nproposer = \"tune\"\n";
     const std::vector<Case> cases = {
-        {"tasks = [\"saxpy\"]\nprofile = \"huge\"" + model, "dir/study.toml:2: the study file profile must be \"small\", \"paper\" or \"large\""},
-        {"tasks = [\"saxpy\"]\nbackend = \"metal\"" + model, ":2: the study file backend must be \"auto\", \"cuda\" or \"opencl\""},
+        {"tasks = [\"saxpy\"]\nprofile = \"huge\"" + model, "dir/study.toml:2: the study file profile must be one of \"small\", \"paper\", \"large\""},
+        {"tasks = [\"saxpy\"]\nbackend = \"metal\"" + model, ":2: the study file backend must be one of \"auto\", \"cuda\", \"opencl\""},
         {"tasks = [\"saxpy\"]\ndevice = -1" + model, ":2: the study file device must be an integer from 0 to 1024"},
         {"tasks = [\"nosuch\"]" + model, "tasks: unknown task \"nosuch\"; the tasks are: "},
         {"tasks = []" + model, ":1: the study file tasks must be a non-empty array of strings"},
         {"tasks = [\"saxpy\", \"saxpy\"]" + model, "tasks names \"saxpy\" twice"},
-        {"pack = \"ml\"" + model, "pack must be one of: sci"},
+        {"pack = \"ml\"" + model, "pack must be one of \"sci\""},
         {"tasks = [\"saxpy\"]\npack = \"sci\"" + model, "pack and tasks both choose the tasks"},
         {model, "needs tasks = [\"...\"] or pack = \"sci\""},
         {"tasks = [\"saxpy\"]\nstrategies = [\"islandz\"]" + model, "unknown strategy \"islandz\"; the strategies are: one-plus-one"},

@@ -85,7 +85,18 @@ public:
         return std::optional<double>(*v);
     }
 
-    // An array of strings (or, where `one` is set, a single string standing for a one-element array).
+    // A string from `words`.
+    Expected<std::optional<std::string>> word(std::string_view name, const std::vector<std::string>& words) {
+        auto n = take({name});
+        if (!n) return n.error();
+        if (!*n) return std::optional<std::string>();
+        const auto* s = (*n)->as_string();
+        if (!s || std::find(words.begin(), words.end(), **s) == words.end())
+            return error(*n, name, fmt::format("must be one of \"{}\"", fmt::join(words, "\", \"")));
+        return std::optional<std::string>(**s);
+    }
+
+    // A non-empty array of distinct strings.
     Expected<std::optional<std::vector<std::string>>> strings(std::string_view name) {
         auto n = take({name});
         if (!n) return n.error();
@@ -236,22 +247,12 @@ private:
         auto name = r.text({"name"});
         if (!name) return name.error();
         study_.name = name->value_or(fs::path(path_).stem().string());
-        auto profile = r.take({"profile"});
+        auto profile = r.word("profile", {"small", "paper", "large"});
         if (!profile) return profile.error();
-        if (*profile) {
-            const auto* s = (*profile)->as_string();
-            if (!s || (**s != "small" && **s != "paper" && **s != "large"))
-                return r.error(*profile, "profile", "must be \"small\", \"paper\" or \"large\"");
-            study_.profile = **s;
-        }
-        auto backend = r.take({"backend"});
+        study_.profile = profile->value_or("");
+        auto backend = r.word("backend", {"auto", "cuda", "opencl"});
         if (!backend) return backend.error();
-        if (*backend) {
-            const auto* s = (*backend)->as_string();
-            if (!s || (**s != "auto" && **s != "cuda" && **s != "opencl"))
-                return r.error(*backend, "backend", "must be \"auto\", \"cuda\" or \"opencl\"");
-            study_.backend = **s;
-        }
+        study_.backend = backend->value_or("auto");
         auto device = r.integer({"device"}, 0, 1024);
         if (!device) return device.error();
         study_.device = static_cast<int>(device->value_or(0));
@@ -277,9 +278,7 @@ private:
         if (!pack) return pack.error();
         if (*tasks && *pack) return r.error(*pack, "pack", "and tasks both choose the tasks; give one of them");
         if (*pack) {
-            const auto* s = (*pack)->as_string();
-            if (!s || std::find(kPacks.begin(), kPacks.end(), **s) == kPacks.end())
-                return r.error(*pack, "pack", fmt::format("must be one of: {}", fmt::join(kPacks, ", ")));
+            if (auto p = r.word("pack", kPacks); !p) return p.error();
             study_.tasks = task_names();
             return {};
         }
