@@ -18,6 +18,7 @@ import sqlite3
 import statistics
 import subprocess
 import sys
+import time
 
 
 def write_study(path, args, concurrency):
@@ -63,17 +64,19 @@ def main():
     p.add_argument("--out", default="sweep-noise")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    results = {}
+    results, seconds = {}, {}
     for level in (1, args.concurrency):
         study, db = f"{args.out}/noise-c{level}.toml", f"{args.out}/noise-c{level}.db"
         for stale in (db, db + "-wal", db + "-shm"):
             if os.path.exists(stale):
                 os.remove(stale)
         write_study(study, args, level)
+        start = time.monotonic()
         done = subprocess.run([args.kevo, "sweep", study, "--db", db, "--out", f"{args.out}/runs"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         if done.returncode != 0:
             sys.exit(f"kevo sweep at concurrency {level} failed ({done.returncode}):\n{done.stderr[-2000:]}")
+        seconds[level] = time.monotonic() - start
         results[level] = evaluations(db)
     one, many = results[1], results[args.concurrency]
     verdict_changes, diffs, beyond = 0, [], 0
@@ -99,6 +102,7 @@ def main():
               f"{verdict_changes} verdicts changed")
     else:
         print(f"\nno scores to compare; {verdict_changes} verdicts changed")
+    print(f"wall time: {seconds[1]:.0f} s at concurrency 1, {seconds[args.concurrency]:.0f} s at {args.concurrency}")
     sys.exit(1 if verdict_changes else 0)
 
 
