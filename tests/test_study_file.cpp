@@ -161,8 +161,9 @@ TEST(StudyFile, ReplayFoldersAreRelativeToTheStudyFile) {
 
 TEST(StudyFile, DifferencesNameWhatChangedAndIgnoreConcurrency) {
     auto a = parse_study(std::string("concurrency = 1\n") + kMinimal, "s.toml");
-    auto b = parse_study(std::string("concurrency = 3\n[budget]\niterations = 9\n") + kMinimal, "s.toml");
-    ASSERT_TRUE(a && b);
+    auto b = parse_study(std::string("concurrency = 3\n") + kMinimal + "[budget]\niterations = 9\n", "s.toml");
+    ASSERT_TRUE(a.has_value()) << a.error().message;
+    ASSERT_TRUE(b.has_value()) << b.error().message;
     const auto d = kevo::study_differences(nlohmann::json(*a), *b);
     ASSERT_EQ(d.size(), 1u);
     EXPECT_EQ(d[0], "budget.iterations: 20 stored, 9 in the file");
