@@ -3,8 +3,8 @@
 (each into its own database), then compares, cell by cell and iteration by iteration, the
 verdicts (which must be equal) and the scores of the candidates both runs evaluated: the relative
 score difference against the measured spread of those evaluations (per size, (max - min) / median
-of the timed runs; the larger of the two runs'). Prints a table and a summary line; exits 1 when a
-verdict differs. Standard library only.
+of the timed runs, and their coefficient of variation; the largest over sizes and the two runs).
+Prints a table and a summary line; exits 1 when a verdict differs. Standard library only.
 
 Example (the H200; a study of tune cells on the GPU):
   python3 scripts/sweep_noise.py --kevo build-gpu/kevo --backend cuda --tasks saxpy,heat2d \
@@ -12,7 +12,6 @@ Example (the H200; a study of tune cells on the GPU):
 """
 import argparse
 import json
-import math
 import os
 import sqlite3
 import statistics
@@ -34,19 +33,20 @@ def write_study(path, args, concurrency):
 
 
 def evaluations(db):
-    """{cell: {iteration: (candidate hash, verdict, score, spread)}}"""
+    """{cell: {iteration: (candidate hash, verdict, score, spread, cv)}}"""
     con = sqlite3.connect(db)
     out = {}
     rows = con.execute(
         "SELECT c.cell, i.iteration, k.hash, i.verdict, i.score, i.result FROM study_cells c "
         "JOIN iterations i ON i.run_id = c.run_id LEFT JOIN candidates k ON k.id = i.candidate_id")
     for cell, iteration, digest, verdict, score, result in rows:
-        spread = None
+        spread, cv = None, None
         if result:
             sizes = [s for s in json.loads(result).get("sizes", []) if s.get("timed") and not s.get("heldout")]
             spreads = [(s["seconds_max"] - s["seconds_min"]) / s["seconds"] for s in sizes if s.get("seconds")]
             spread = max(spreads) if spreads else None
-        out.setdefault(cell, {})[iteration] = (digest, verdict, score, spread)
+            cv = max((s.get("cv", 0.0) for s in sizes), default=None)
+        out.setdefault(cell, {})[iteration] = (digest, verdict, score, spread, cv)
     return out
 
 
@@ -62,11 +62,16 @@ def main():
     p.add_argument("--repeat", type=int, default=10)
     p.add_argument("--concurrency", type=int, default=3)
     p.add_argument("--out", default="sweep-noise")
+    p.add_argument("--reuse", action="store_true", help="compare the databases already in --out; run nothing")
     args = p.parse_args()
     os.makedirs(args.out, exist_ok=True)
     results, seconds = {}, {}
     for level in (1, args.concurrency):
         study, db = f"{args.out}/noise-c{level}.toml", f"{args.out}/noise-c{level}.db"
+        if args.reuse:
+            seconds[level] = float("nan")
+            results[level] = evaluations(db)
+            continue
         for stale in (db, db + "-wal", db + "-shm"):
             if os.path.exists(stale):
                 os.remove(stale)
@@ -80,8 +85,8 @@ def main():
         results[level] = evaluations(db)
     one, many = results[1], results[args.concurrency]
     verdict_changes, diffs, beyond = 0, [], 0
-    print(f"| cell | iteration | verdict | score c=1 | score c={args.concurrency} | difference | spread |")
-    print("|---|---|---|---|---|---|---|")
+    print(f"| cell | iteration | verdict | score c=1 | score c={args.concurrency} | difference | spread | cv |")
+    print("|---|---|---|---|---|---|---|---|")
     for cell in sorted(one):
         for it in sorted(one[cell]):
             a, b = one[cell][it], many.get(cell, {}).get(it)
@@ -93,12 +98,15 @@ def main():
                 continue  # another candidate (the search went another way) or no score
             diff = abs(a[2] - b[2]) / ((a[2] + b[2]) / 2)
             spread = max(x for x in (a[3], b[3], 0.0) if x is not None)
-            diffs.append((diff, spread))
+            cv = max(x for x in (a[4], b[4], 0.0) if x is not None)
+            diffs.append((diff, spread, cv))
             beyond += diff > spread
-            print(f"| {cell} | {it} | {a[1]} | {a[2]:.4f} | {b[2]:.4f} | {100 * diff:.1f}% | {100 * spread:.1f}% |")
+            print(f"| {cell} | {it} | {a[1]} | {a[2]:.4f} | {b[2]:.4f} | {100 * diff:.1f}% | {100 * spread:.1f}% "
+                  f"| {100 * cv:.1f}% |")
     if diffs:
-        print(f"\n{len(diffs)} scores compared: median difference {100 * statistics.median(d for d, _ in diffs):.1f}%, "
-              f"median spread {100 * statistics.median(s for _, s in diffs):.1f}%, {beyond} beyond their spread; "
+        print(f"\n{len(diffs)} scores compared: median difference {100 * statistics.median(d[0] for d in diffs):.1f}%, "
+              f"median spread {100 * statistics.median(d[1] for d in diffs):.1f}%, median cv "
+              f"{100 * statistics.median(d[2] for d in diffs):.1f}%; {beyond} beyond their spread; "
               f"{verdict_changes} verdicts changed")
     else:
         print(f"\nno scores to compare; {verdict_changes} verdicts changed")
