@@ -108,7 +108,8 @@ private:
         return {};
     }
 
-    // The newest unfinished study of this name continues, when its cells still mean the same.
+    // The newest study of this name continues (a finished one has nothing left to run), when its cells
+    // still mean the same.
     Expected<void> open_study() {
         if (!options_.fresh) {
             auto studies = store_.list_studies();
