@@ -6,6 +6,9 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CURL REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(OpenCL REQUIRED)
+# TOML study files (kevo sweep; Debian: libtomlplusplus-dev, a shared library). Only the study-file
+# parser compiles against it (CMakeLists.txt), so its compile flags touch no other file.
+find_package(tomlplusplus 3 CONFIG REQUIRED)
 
 find_package(CLI11 CONFIG QUIET)
 if(NOT CLI11_FOUND)

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Downloads the Debian packages the GPU machine lacks (SQLite headers, cpp-httplib, toml++) into .deps/debs,
-# an ignored folder that the device tool carries; scripts/gpu.sh unpacks them there.
+# Downloads the Debian packages the GPU machine lacks (SQLite headers, cpp-httplib, toml++ and its
+# shared library) into .deps/debs, an ignored folder that the device tool carries; scripts/gpu.sh
+# unpacks them there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .deps/debs

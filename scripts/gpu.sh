@@ -2,7 +2,7 @@
 # Builds kevo on the lent GPU machine (Ubuntu 24.04, CUDA 13) and runs the GPU tests and
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
 # Usage: scripts/gpu.sh [build] [test] [calibrate] [ceilings] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
-#        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants]
+#        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build bench` is the rerunnable H200 benchmark: kevo bench (every best-known kernel
@@ -14,6 +14,8 @@
 # document lands in $OUT/bench-h200-opencl.md (committed as docs/bench-h200-opencl.md).
 # `scripts/gpu.sh build check-opencl` checks every best.cl on every OpenCL device (both paths where
 # a kernel has two) at the small profile: $OUT/check-opencl.txt.
+# `scripts/gpu.sh build sweep-noise` runs one tune study (3 tasks x 4 seeds) at concurrency 1 and 4 and
+# compares verdicts and scores: $OUT/sweep-noise.md.
 # `scripts/gpu.sh build variants` times the knob variants listed in bench/variants.txt (one
 # `task [-D NAME=VALUE ...]` per line) on their task's large held-out size: how the defaults of the
 # best-known kernels were chosen.
@@ -235,4 +237,10 @@ if want bench-opencl; then
     KEVO_BENCH_TIMEOUT=${KEVO_BENCH_TIMEOUT:-$budget} BENCH_CHECK_PROFILES=${BENCH_CHECK_PROFILES:-small,paper} \
         resumable_bench bench-opencl bench_opencl "$OUT/bench-h200-opencl.md" --backend opencl --device "$(ocl_gpu)"
 fi 2>&1 | tee "$OUT/bench-opencl.txt"
+if want sweep-noise; then
+    # The same tune study at concurrency 1 and 4 on the GPU: verdicts must be equal, score
+    # differences are set against the runs' own timing spread (scripts/sweep_noise.py).
+    python3 scripts/sweep_noise.py --kevo "$KEVO" --backend cuda --tasks saxpy,heat2d,nbody --seeds 1,2,3,4 \
+        --iterations 6 --concurrency 4 --out build-gpu/sweep-noise 2>&1 | tee "$OUT/sweep-noise.md"
+fi
 tar -czf "$OUT/results.tar.gz" -C build-gpu results 2>/dev/null

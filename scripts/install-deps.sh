@@ -9,7 +9,7 @@ export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential cmake ninja-build pkg-config \
-    libcli11-dev nlohmann-json3-dev libfmt-dev libcurl4-openssl-dev libsqlite3-dev \
+    libcli11-dev nlohmann-json3-dev libfmt-dev libcurl4-openssl-dev libsqlite3-dev libtomlplusplus-dev \
     ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo \
     libgtest-dev libgmock-dev libcpp-httplib-dev python3 python3-venv
 

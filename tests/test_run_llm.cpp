@@ -3,7 +3,8 @@
 // code, HTTP 429, HTTP 500 and a stalled connection, and must finish with every iteration recorded
 // and the right verdicts; the same permanent error three times stops a run (failed, exit 2,
 // resumable); a cost cap needs a price or the server's reported cost; --stream reads server-sent
-// events; a base URL that is not http(s) and two token limits at once are refused.
+// events; a token budget stops the search; a base URL that is not http(s) and two token limits at
+// once are refused.
 #ifdef KEVO_HAVE_HTTPLIB
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -246,6 +247,18 @@ TEST(RunLlm, ACostCapNeedsAPriceOrTheServersCost) {
     EXPECT_EQ(silent.requests(), 1u);
     EXPECT_NE(stopped.err.find("without the x-litellm-response-cost header"), std::string::npos) << stopped.err;
     EXPECT_EQ(newest_run(db)["status"], "failed");
+}
+
+// Every reply uses 1200 tokens (1000 + 200): a budget of 2000 allows a second request, not a third.
+TEST(RunLlm, ATokenBudgetStopsTheSearch) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    ScriptedEndpoint endpoint({answer("no code here"), answer("no code here"), answer("no code here")});
+    const auto r = run_kevo(llm_run(endpoint.base_url(), temp("tokens.db"),
+                                    {"--max-tokens-total", "2000", "--iterations", "5", "--json"}));
+    ASSERT_EQ(r.exit_code, kevo::test::run_exit_status(r.json())) << r.err;
+    EXPECT_EQ(endpoint.requests(), 2u);
+    EXPECT_EQ(r.json()["iterations"], 2);
+    EXPECT_NE(r.json()["stop_reason"].get<std::string>().find("token budget (2400 used of 2000)"), std::string::npos) << r.out;
 }
 
 TEST(RunLlm, StreamedAnswersAreEvaluated) {

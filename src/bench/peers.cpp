@@ -11,6 +11,7 @@
 #include "core/rng.hpp"
 #include "core/stats.hpp"
 #include "eval/builtin_kernels.hpp"
+#include "eval/device_lease.hpp"
 
 namespace kevo {
 namespace {
@@ -161,6 +162,9 @@ bool task_has_peers(const std::string& task) { return task == "fft3d" || task ==
 
 std::vector<PeerTiming> time_peers(Device& device, CacheFlusher& flusher, const std::string& task, const SizeSpec& size,
                                    int warmup, int repeat) {
+    // Peers are timed here, in the parent, so they take the device's lease here (device_lease.hpp);
+    // one that cannot be taken leaves the timing as it was before there were leases.
+    const auto lease = DeviceLease::acquire(device.info());
     std::vector<PeerTiming> peers;
     if (task == "fft3d") {
         const auto n = static_cast<uint64_t>(size.param("n"));

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 
 #include <fmt/format.h>
@@ -48,10 +49,11 @@ const RunOptions kRunDefaults{};
 struct RunCliOptions {
     DeviceOptions device;
     std::string task, profile, proposer = "tune", strategy = kRunDefaults.strategy, model, base_url, command, replay_dir,
-                resume, db = "kevo.db", roofline = "static", output_dir = "kevo-runs", from;
+                resume, run_id, study, db = "kevo.db", roofline = "static", output_dir = "kevo-runs", from;
     int iterations = kRunDefaults.iterations, warmup = kRunDefaults.warmup, repeat = kRunDefaults.repeat,
         stagnation = kRunDefaults.stagnation_window, gate_rounds = kRunDefaults.gate_rounds, gate_top = kRunDefaults.gate_top,
         islands = kRunDefaults.islands, migration_every = kRunDefaults.migration_every, retries = 4;
+    int64_t max_tokens_total = 0;
     double max_cost = 0, max_wall = 0, timeout = kRunDefaults.timeout_s, request_timeout = 300, command_timeout = 600,
            price_in = 0, price_out = 0, retry_backoff = 1.0;
     // As given (a number or "none"), and as sent: unset values are left out of the request.
@@ -65,7 +67,8 @@ struct RunCliOptions {
 };
 
 // What a resume may change: the budgets. Everything else would change what the stored iterations mean.
-const std::set<std::string> kResumeMayChange = {"--resume", "--db", "--json", "--iterations", "--max-wall", "--max-cost"};
+const std::set<std::string> kResumeMayChange = {"--resume", "--db", "--json", "--iterations", "--max-wall", "--max-cost",
+                                                "--max-tokens-total"};
 
 // --out must take files before any work is done (not only after the search).
 Expected<void> check_writable_folder(const std::string& folder) {
@@ -132,6 +135,17 @@ std::string api_key() {
     for (const char* name : {"KEVO_API_KEY", "OPENAI_API_KEY"})
         if (const char* v = std::getenv(name); v && *v) return v;
     return {};
+}
+
+// --study: the sweep's tag of the run, {"study_id", "cell", "model"}, stored in its settings.
+Expected<nlohmann::json> study_tag(const std::string& text) {
+    auto tag = nlohmann::json::parse(text, nullptr, false);
+    if (tag.is_discarded() || !tag.is_object())
+        return make_error(fmt::format("--study {}: expected a JSON object {{\"study_id\": ..., \"cell\": ..., \"model\": ...}}", text));
+    for (const char* key : {"study_id", "cell", "model"})
+        if (!tag.contains(key) || !tag[key].is_string())
+            return make_error(fmt::format("--study {}: \"{}\" (a string) is missing", text, key));
+    return tag;
 }
 
 bool given(const RunCliOptions& o, const char* flag) { return std::count(o.given.begin(), o.given.end(), flag) > 0; }
@@ -299,6 +313,11 @@ std::string failed_gate_warning(const RunSummary& s) {
 int run(RunCliOptions& o) {
     if (!o.resume.empty() && !o.task.empty())
         return fail(fmt::format("--resume {} continues a stored run; give no TASK with it", o.resume));
+    if (!o.run_id.empty() && !o.resume.empty())
+        return fail("--run-id names a new run; --resume continues a stored one: give one of them");
+    static const std::regex kRunId("[A-Za-z0-9._-]{1,100}");
+    if (!o.run_id.empty() && !std::regex_match(o.run_id, kRunId))
+        return fail(fmt::format("--run-id {}: give letters, digits, '.', '_' and '-' only (it names files)", o.run_id));
     if (auto ok = read_request_limits(o); !ok) return fail(ok.error().message);
     install_interrupt_handlers();
     auto store = Store::open(o.db);
@@ -318,7 +337,8 @@ int run(RunCliOptions& o) {
             if (it == changes.end() || it->second.first != it->second.second)
                 return fail(fmt::format("--resume {} continues the run with its stored settings, so {} cannot change "
                                         "there{}: drop it to resume, or start a new run. A resume may change "
-                                        "--iterations (to search further), --max-wall and --max-cost", o.resume, name,
+                                        "--iterations (to search further), --max-wall, --max-cost and --max-tokens-total",
+                                        o.resume, name,
                                         it == changes.end() ? "" : fmt::format(" (stored: {}, given: {})",
                                                                                it->second.second, it->second.first)));
         }
@@ -329,6 +349,7 @@ int run(RunCliOptions& o) {
         if (given(o, "--iterations")) extension.iterations = o.iterations;
         if (given(o, "--max-wall")) extension.max_wall_s = o.max_wall;
         if (given(o, "--max-cost")) extension.max_cost_usd = o.max_cost;
+        if (given(o, "--max-tokens-total")) extension.max_tokens_total = o.max_tokens_total;
     } else {
         if (o.task.empty()) return fail("kevo run needs a TASK (or --resume RUN_ID)");
         if (auto task = make_task(o.task); !task) return fail(task.error().message);
@@ -342,6 +363,7 @@ int run(RunCliOptions& o) {
         options.iterations = o.iterations;
         options.max_wall_s = o.max_wall;
         options.max_cost_usd = o.max_cost;
+        options.max_tokens_total = o.max_tokens_total;
         options.stagnation_window = o.stagnation;
         options.gate_rounds = o.gate_rounds;
         options.gate_top = o.gate_top;
@@ -366,6 +388,11 @@ int run(RunCliOptions& o) {
         }
         options.settings = nlohmann::json::object();
         for_each_proposer_setting(o, [&](const char* key, const auto& value) { options.settings[key] = value; });
+        if (!o.study.empty()) {
+            auto tag = study_tag(o.study);
+            if (!tag) return fail(tag.error().message);
+            options.settings["study"] = std::move(*tag);
+        }
     }
     if (auto strategy = make_strategy(options.strategy, strategy_settings(options)); !strategy)
         return fail("--strategy: " + strategy.error().message);
@@ -383,7 +410,7 @@ int run(RunCliOptions& o) {
     if (o.resume.empty()) options.profile = resolve_profile(o.profile, *info);
 
     SearchLoop loop(evaluator, **store, **proposer, [&](const std::string& line) { say(o.json, line); });
-    auto summary = o.resume.empty() ? loop.start(options) : loop.resume(o.resume, extension);
+    auto summary = o.resume.empty() ? loop.start(options, o.run_id) : loop.resume(o.resume, extension);
     if (!summary) return fail(summary.error().message);
     if (o.json) print_json(*summary);
     else if (summary->outcome == RunOutcome::interrupted) say(false, interrupted_text(*summary, o.db));
@@ -454,6 +481,11 @@ void setup_run(CLI::App& app, int& exit_code) {
                     "stop once this many USD are spent (llm; needs --price-in/--price-out or --cost-from-server)")
         ->check(finite_range(0, 1e9));
     cmd->add_option("--max-wall", o->max_wall, "stop after this many seconds")->check(finite_range(0, 1e9));
+    cmd->add_option("--max-tokens-total", o->max_tokens_total,
+                    "stop once the proposer has used this many tokens, prompts and answers together (0: no limit)")
+        ->check(CLI::Range(int64_t(0), int64_t(1) << 50));
+    cmd->add_option("--run-id", o->run_id, "the new run's id (kevo sweep names its runs; default: a fresh one)");
+    cmd->add_option("--study", o->study, "the study cell this run fills, as kevo sweep tags it (JSON)")->group("");
     cmd->add_option("--stagnation", o->stagnation, "iterations without improvement before optimisation dropout (0: never)")
         ->capture_default_str()
         ->check(CLI::Range(0, 100000));

@@ -10,6 +10,7 @@
 #include "eval/compile_stage.hpp"
 #include "eval/roofline.hpp"
 #include "eval/signature_check.hpp"
+#include "eval/device_lease.hpp"
 #include "eval/timing.hpp"
 #include "task/registry.hpp"
 
@@ -283,6 +284,14 @@ void Runner::score(const Task& task, const std::vector<CheckedSize>& kept, const
     if (!fractions.empty()) result.score = geometric_mean(fractions);
 }
 
+std::optional<DeviceLease> Runner::take_lease(EvalResult& result) {
+    stage("lease");
+    auto lease = DeviceLease::acquire(device_.info());
+    if (lease) return std::move(*lease);
+    result.warnings.push_back(lease.error().message + "; this evaluation's timing may overlap another kevo process's");
+    return std::nullopt;
+}
+
 EvalResult Runner::evaluate(const EvalRequest& request) {
     const auto start = Clock::now();
     device_cases_.begin_evaluation();
@@ -307,6 +316,10 @@ EvalResult Runner::evaluate(const EvalRequest& request) {
     const TaskSpec& spec = task.spec();
     if (!spec.profiles.count(request.profile))
         return finish(Verdict::rejected, fmt::format("task {} has no profile '{}'", spec.name, request.profile));
+
+    // A CPU device is the host: all of its work is leased, compilation included (device_lease.hpp).
+    std::optional<DeviceLease> lease;
+    if (device_.info().is_cpu) lease = take_lease(result);
 
     // Directives, knobs, compilation.
     stage("compile");
@@ -342,6 +355,7 @@ EvalResult Runner::evaluate(const EvalRequest& request) {
     result.stage_seconds.correctness = since(correctness_start) - reference_seconds_;
 
     if (!request.check_only) {
+        if (!lease) lease = take_lease(result);  // a GPU's timed phase: calibration, timing, re-timing
         (void)ceilings_.current();  // a first-use calibration happens here, before any timing (score() reports failure)
         const auto timing_start = Clock::now();
         for (size_t i = 0; i < kept.size(); ++i) {

@@ -20,6 +20,7 @@
 #include "eval/case_run.hpp"
 #include "eval/compile_stage.hpp"
 #include "eval/device_case_cache.hpp"
+#include "eval/device_lease.hpp"
 #include "eval/ceiling_keeper.hpp"
 #include "eval/eval_types.hpp"
 #include "eval/reference_cache.hpp"
@@ -75,6 +76,8 @@ private:
     // The task's own seed run on this device: the reference where the CPU would be too slow.
     Expected<Reference> device_reference(const Task& task, const SizeSpec& size, uint64_t seed, Trial trial,
                                          std::shared_ptr<const Case> c);
+    // The device's lease, waited for as the "lease" stage; none (and a warning) when it cannot be taken.
+    std::optional<DeviceLease> take_lease(EvalResult& result);
     void stage(const char* name, const std::string& size = {}, const char* trial = nullptr, size_t launches = 0);
 };
 

@@ -18,6 +18,7 @@
 #include "eval/calibration.hpp"
 #include "eval/ceiling_keeper.hpp"
 #include "eval/compile_stage.hpp"
+#include "eval/device_lease.hpp"
 #include "eval/line_channel.hpp"
 #include "eval/reference_cache.hpp"
 #include "eval/runner.hpp"
@@ -123,6 +124,8 @@ int run_worker(const std::string& backend_name, int device_index, int read_fd, i
             CalibrationOptions options;
             options.quick = message->value("quick", false);
             options.progress = progress;
+            auto lease = DeviceLease::acquire((*device)->info());  // measuring is timing: nothing else on the device
+            if (!lease) progress(lease.error().message + "; the measurement may overlap another kevo process's");
             auto measured = measure_calibration(**device, options);
             if (!measured) {
                 channel.send({{"event", "error"}, {"error", measured.error().message}});

@@ -15,7 +15,6 @@
 #include "core/files.hpp"
 #include "core/hash.hpp"
 #include "core/interrupt.hpp"
-#include "core/rng.hpp"
 #include "eval/directives.hpp"
 #include "search/knob_defaults.hpp"
 #include "search/promotion.hpp"
@@ -53,16 +52,6 @@ std::string candidate_hash(const std::string& source, const std::map<std::string
         if (auto values = knob_values(*directives, defines)) in_force = std::move(*values);
     for (const auto& [k, v] : in_force) text += "\n-D" + k + "=" + v;
     return hex64(hash64(text));
-}
-
-std::string new_run_id() {
-    const auto now = std::chrono::system_clock::now();
-    const std::time_t t = std::chrono::system_clock::to_time_t(now);
-    std::tm tm{};
-    gmtime_r(&t, &tm);
-    char stamp[32];
-    std::strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
-    return fmt::format("r{}-{:04x}", stamp, rng::fresh_seed() & 0xFFFF);
 }
 
 std::string score_text(const std::optional<double>& s) { return s ? fmt::format("{:.4f}", *s) : std::string("-"); }
@@ -387,6 +376,8 @@ private:
             return fmt::format("wall-time limit ({:.0f} s)", options_.max_wall_s);
         if (options_.max_cost_usd > 0 && state_.cost_usd() >= options_.max_cost_usd)
             return fmt::format("cost cap (${:.2f} spent of ${:.2f})", state_.cost_usd(), options_.max_cost_usd);
+        if (options_.max_tokens_total > 0 && state_.tokens() >= options_.max_tokens_total)
+            return fmt::format("token budget ({} used of {})", state_.tokens(), options_.max_tokens_total);
         return std::nullopt;
     }
 
@@ -650,11 +641,11 @@ Expected<RunOptions> run_options_from_json(const nlohmann::json& j) {
 SearchLoop::SearchLoop(Evaluator& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress)
     : evaluator_(evaluator), store_(store), proposer_(proposer), progress_(std::move(progress)) {}
 
-Expected<RunSummary> SearchLoop::start(const RunOptions& options) {
+Expected<RunSummary> SearchLoop::start(const RunOptions& options, const std::string& run_id) {
     auto info = evaluator_.device();
     if (!info) return info.error();
     RunRecord run;
-    run.run_id = new_run_id();
+    run.run_id = run_id.empty() ? timestamped_id('r') : run_id;
     run.task = options.task;
     run.backend = options.backend;
     run.device = info->name;
@@ -685,6 +676,7 @@ Expected<RunSummary> SearchLoop::resume(const std::string& run_id, const RunExte
     if (extension.iterations) options->iterations = *extension.iterations;
     if (extension.max_wall_s) options->max_wall_s = *extension.max_wall_s;
     if (extension.max_cost_usd) options->max_cost_usd = *extension.max_cost_usd;
+    if (extension.max_tokens_total) options->max_tokens_total = *extension.max_tokens_total;
     if (run->status == RunStatus::finished) {
         // Searching on after the gate: its verdict no longer holds, and it runs again at the end.
         if (auto r = store_.clear_heldout(run_id); !r) return r.error();

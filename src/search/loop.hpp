@@ -34,6 +34,7 @@ struct RunOptions {
     int iterations = 20;            // proposals after the seed
     double max_wall_s = 0;          // 0: no limit
     double max_cost_usd = 0;        // 0: no limit
+    int64_t max_tokens_total = 0;   // prompt + completion tokens over the run; 0: no limit
     int stagnation_window = 6;      // iterations without improvement before optimisation dropout
     int history = 4;                // attempts shown to the proposer
     int gate_rounds = 3;            // interleaved rounds per kernel the gate examines
@@ -90,14 +91,15 @@ KEVO_JSON_FIELDS(RunSummary, run_id, task, proposer, strategy, population, outco
 struct RunExtension {
     std::optional<int> iterations;
     std::optional<double> max_wall_s, max_cost_usd;
+    std::optional<int64_t> max_tokens_total;
 };
 
 class SearchLoop {
 public:
     SearchLoop(Evaluator& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress);
 
-    // A new run.
-    Expected<RunSummary> start(const RunOptions& options);
+    // A new run, under `run_id` when given (a sweep names its cells' runs before they start).
+    Expected<RunSummary> start(const RunOptions& options, const std::string& run_id = {});
     // Continues the run `run_id` (options come from the store, extended by `extension`); refused
     // while another process holds the run. A finished run continues only when extended.
     Expected<RunSummary> resume(const std::string& run_id, const RunExtension& extension = {});
@@ -113,7 +115,8 @@ private:
 
 // The options as stored with a run (RunRecord::settings); a field a stored run lacks keeps its default.
 KEVO_JSON_FIELDS(RunOptions, task, backend, device, profile, proposer, strategy, iterations, max_wall_s, max_cost_usd,
-                 stagnation_window, history, gate_rounds, gate_top, islands, migration_every, warmup, repeat, timeout_s, roofline, seed, output_dir, from_file,
+                 max_tokens_total, stagnation_window, history, gate_rounds, gate_top, islands, migration_every, warmup, repeat,
+                 timeout_s, roofline, seed, output_dir, from_file,
                  from_source, settings)
 Expected<RunOptions> run_options_from_json(const nlohmann::json& j);
 // What the run's strategy is configured with, from its options.

@@ -39,6 +39,7 @@ void SearchState::apply(const IterationRecord& record, const std::optional<Store
     assert((record.iteration > 0 || (evaluated && record.accepted)) && "iteration 0 is the accepted seed");
     last_iteration_ = record.iteration;
     cost_usd_ += record.cost_usd;
+    tokens_ += record.prompt_tokens + record.completion_tokens;
     seconds_ += record.seconds;
     // The user's own starting kernel (--from) is not a proposal: the proposer never made it.
     const bool proposal = record.iteration > 0 && record.status != kFromStatus;

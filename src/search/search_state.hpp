@@ -68,6 +68,7 @@ public:
     int proposals() const { return proposals_; }
     int last_iteration() const { return last_iteration_; }  // -1 before the seed
     double cost_usd() const { return cost_usd_; }
+    int64_t tokens() const { return tokens_; }             // prompt + completion tokens of the recorded iterations
     double seconds() const { return seconds_; }            // wall time of the recorded iterations
 
 private:
@@ -83,6 +84,7 @@ private:
     ProposalCounts counts_;
     int proposals_ = 0, last_iteration_ = -1;
     double cost_usd_ = 0, seconds_ = 0;
+    int64_t tokens_ = 0;
 };
 
 }  // namespace kevo

@@ -1,0 +1,136 @@
+// `kevo sweep STUDY.toml`: runs a study's matrix of runs into one store (docs/study.md), or with
+// --dry-run prints the matrix and each cell's `kevo run` command line without running anything.
+// Exit status: 0 when every cell is finished, 1 when a cell failed (its log says why), 2 for a
+// bad study file or environment, 128 + N when stopped by signal N (resumable: run it again).
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "cli/commands.hpp"
+#include "cli/common.hpp"
+#include "cli/live_status.hpp"
+#include "cli/sweep_table.hpp"
+#include "core/files.hpp"
+#include "core/interrupt.hpp"
+#include "study/study_file.hpp"
+#include "study/sweep.hpp"
+
+namespace kevo::cli {
+namespace {
+
+struct SweepCliOptions {
+    std::string file, db = "kevo.db", out = "kevo-runs";
+    int concurrency = 0;
+    bool fresh = false, dry_run = false, json = false;
+};
+
+// An argument as a POSIX shell reads it back: bare when it is plain, else in single quotes.
+std::string shell_word(const std::string& word) {
+    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./:=+,@%").find(c) != std::string_view::npos;
+    });
+    if (plain) return word;
+    std::string out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+nlohmann::json cell_json(const CellProgress& c) {
+    return {{"cell", c.cell.key},       {"task", c.cell.task},         {"model", c.cell.model},
+            {"strategy", c.cell.strategy}, {"seed", c.cell.seed},      {"status", cell_status_name(c.status)},
+            {"run_id", c.run_id},       {"iterations", c.iterations_done}, {"seed_score", c.seed_score},
+            {"best_score", c.best_score}, {"cost_usd", c.cost_usd},    {"tokens", c.tokens},
+            {"note", c.note}};
+}
+
+int dry_run(const Study& study, const SweepCliOptions& o) {
+    const auto cells = study_cells(study);
+    nlohmann::json doc = {{"study", study}, {"cells", nlohmann::json::array()}};
+    std::string text = fmt::format("study {}: {} tasks x {} models x {} strategies x {} seeds = {} cells; budget per cell: "
+                                   "{} iterations{}{}{}\n",
+                                   study.name, study.tasks.size(), study.models.size(), study.strategies.size(),
+                                   study.seeds.size(), cells.size(), study.budget.iterations,
+                                   study.budget.max_tokens > 0 ? fmt::format(", {} tokens", study.budget.max_tokens) : "",
+                                   study.budget.max_cost_usd > 0 ? fmt::format(", ${:g}", study.budget.max_cost_usd) : "",
+                                   study.budget.max_wall_s > 0 ? fmt::format(", {:g} s", study.budget.max_wall_s) : "");
+    for (const auto& cell : cells) {
+        auto args = run_arguments(study, cell, CellTarget{o.db, o.out, "STUDY_ID", "RUN_ID"});
+        args.insert(args.begin(), {"kevo", "run"});
+        std::vector<std::string> words;
+        for (const auto& a : args) words.push_back(shell_word(a));
+        text += fmt::format("{}\n  {}\n", cell.key, fmt::join(words, " "));
+        doc["cells"].push_back({{"cell", cell.key}, {"task", cell.task}, {"model", cell.model},
+                                {"strategy", cell.strategy}, {"seed", cell.seed}, {"command", args}});
+    }
+    if (o.json) print_json(doc);
+    else say(false, text + "(a dry run: nothing was run or stored)");
+    return kExitOk;
+}
+
+int run(const SweepCliOptions& o) {
+    auto text = read_text_file(o.file);
+    if (!text) return fail(fmt::format("study file {}: {}", o.file, text.error().message));
+    auto study = parse_study(*text, o.file);
+    if (!study) return fail(study.error().message);
+    if (o.concurrency > 0) study->concurrency = o.concurrency;
+    if (o.dry_run) return dry_run(*study, o);
+
+    install_interrupt_handlers();
+    const bool live = is_terminal(stderr);
+    SweepProgress progress(live, study->budget.iterations);
+    SweepOptions options;
+    options.study_path = o.file;
+    options.file_text = *text;
+    options.db = o.db;
+    options.out_dir = o.out;
+    options.fresh = o.fresh;
+    options.say = [&](const std::string& line) { say(true, line); };
+    options.on_progress = [&](const std::vector<CellProgress>& cells) { progress.show(cells); };
+    auto summary = run_sweep(*study, options);
+    progress.finish();
+    if (!summary) return fail(summary.error().message);
+
+    const int failed = summary->count(CellStatus::failed);
+    const std::string again = fmt::format("kevo sweep {} --db {}", o.file, o.db);
+    if (o.json) {
+        nlohmann::json doc = {{"study_id", summary->study_id}, {"name", study->name}, {"resumed", summary->resumed},
+                              {"interrupted", summary->interrupted}, {"cells", nlohmann::json::array()}};
+        for (const auto& c : summary->cells) doc["cells"].push_back(cell_json(c));
+        print_json(doc);
+    }
+    // The final table, unless the live one is already on the same screen.
+    if (!(live && same_destination(stdout, stderr)) || o.json) say(o.json, sweep_table(summary->cells, study->budget.iterations));
+    say(o.json, fmt::format("study {} ({}): {} of {} cells finished, {} failed{}; logs in {}/sweep-{}", study->name,
+                          summary->study_id, summary->count(CellStatus::finished), summary->cells.size(), failed,
+                          summary->interrupted ? ", interrupted" : "", o.out, summary->study_id));
+    if (summary->interrupted) {
+        say(o.json, fmt::format("resume with   {}", again));
+        return 128 + interrupt_signal();
+    }
+    if (failed > 0) {
+        say(o.json, fmt::format("a failed cell is retried (its run resumed) by   {}", again));
+        return kExitRejected;
+    }
+    return kExitOk;
+}
+
+}  // namespace
+
+void setup_sweep(CLI::App& app, int& exit_code) {
+    auto* cmd = app.add_subcommand("sweep", "run a study (STUDY.toml: tasks x models x strategies x seeds); resumable");
+    auto o = std::make_shared<SweepCliOptions>();
+    cmd->add_option("STUDY", o->file, "the study file (TOML; see docs/study.md)")->required();
+    cmd->add_option("--db", o->db, "SQLite store for the study and its runs")->capture_default_str();
+    cmd->add_option("--out", o->out, "folder for the runs' best kernels and the sweep's logs")->capture_default_str();
+    cmd->add_option("--concurrency", o->concurrency, "runs in flight (default: the study's, else 1 on a CPU device, 4 on a GPU)")
+        ->check(CLI::Range(1, 64));
+    cmd->add_flag("--new", o->fresh, "start a fresh study even where an unfinished one of this name is in the store");
+    cmd->add_flag("--dry-run", o->dry_run, "print the matrix and each cell's kevo run command; run nothing");
+    add_json_option(*cmd, o->json);
+    cmd->callback([&exit_code, o] { exit_code = run(*o); });
+}
+
+}  // namespace kevo::cli

@@ -1,0 +1,117 @@
+// See study.hpp.
+#include "study/study.hpp"
+
+#include <cassert>
+
+#include <fmt/format.h>
+
+#include "study/option_keys.hpp"
+
+namespace kevo {
+namespace {
+
+std::string replace_all(std::string text, std::string_view from, std::string_view to) {
+    for (size_t at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size()))
+        text.replace(at, from.size(), to);
+    return text;
+}
+
+// A JSON value as a command-line argument: strings bare, numbers as JSON writes them.
+std::string argument_text(const nlohmann::json& value) {
+    return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// The options of `keys` present in `given`, as flags (a false flag is left out).
+void add_options(std::vector<std::string>& args, const std::vector<OptionKey>& keys, const nlohmann::json& given,
+                 const std::string& task, const StudyModel* model) {
+    for (const auto& [key, value] : given.items()) {
+        const OptionKey* k = find_option_key(keys, key);
+        assert(k && "the parser accepts only known keys");
+        if (k->flag.empty()) continue;
+        if (k->kind == OptionKey::Kind::flag) {
+            if (value.get<bool>()) args.emplace_back(k->flag);
+            continue;
+        }
+        args.emplace_back(k->flag);
+        args.push_back(key == "replay" && model ? replay_folder(*model, task) : argument_text(value));
+    }
+}
+
+void differences(const nlohmann::json& stored, const nlohmann::json& now, const std::string& path,
+                 std::vector<std::string>& out) {
+    if (stored.is_object() && now.is_object()) {
+        for (const auto& [key, value] : stored.items()) {
+            const std::string at = path.empty() ? key : path + "." + key;
+            differences(value, now.contains(key) ? now.at(key) : nlohmann::json(), at, out);
+        }
+        for (const auto& [key, value] : now.items())
+            if (!stored.contains(key)) differences(nlohmann::json(), value, path.empty() ? key : path + "." + key, out);
+        return;
+    }
+    if (stored != now)
+        out.push_back(fmt::format("{}: {} stored, {} in the file", path, stored.is_null() ? "none" : stored.dump(),
+                                  now.is_null() ? "none" : now.dump()));
+}
+
+// Models are compared by name: their order in the file does not matter, their settings do.
+nlohmann::json comparable(const nlohmann::json& study) {
+    nlohmann::json out = study;
+    out.erase("concurrency");
+    nlohmann::json models = nlohmann::json::object();
+    for (const auto& m : study.value("models", nlohmann::json::array())) models[m.value("name", "")] = m;
+    out["models"] = models;
+    return out;
+}
+
+}  // namespace
+
+std::vector<StudyCell> study_cells(const Study& study) {
+    std::vector<StudyCell> cells;
+    for (const auto& task : study.tasks)
+        for (const auto& model : study.models)
+            for (const auto& strategy : study.strategies)
+                for (const int64_t seed : study.seeds)
+                    cells.push_back({fmt::format("{}/{}/{}/{}", task, model.name, strategy, seed), task, model.name,
+                                     strategy, seed});
+    return cells;
+}
+
+const StudyModel& cell_model(const Study& study, const StudyCell& cell) {
+    for (const auto& m : study.models)
+        if (m.name == cell.model) return m;
+    assert(false && "a cell's model is one of the study's");
+    return study.models.front();
+}
+
+std::string replay_folder(const StudyModel& model, const std::string& task) {
+    if (model.proposer != "replay") return {};
+    return replace_all(model.options.value("replay", std::string()), "{task}", task);
+}
+
+std::vector<std::string> run_arguments(const Study& study, const StudyCell& cell, const CellTarget& target) {
+    const StudyModel& model = cell_model(study, cell);
+    std::vector<std::string> args = {cell.task, "--run-id", target.run_id, "--db", target.db, "--out", target.out_dir,
+                                     "--backend", study.backend, "--device", std::to_string(study.device),
+                                     "--proposer", model.proposer, "--strategy", cell.strategy,
+                                     "--seed", std::to_string(cell.seed),
+                                     "--iterations", std::to_string(study.budget.iterations)};
+    if (!study.profile.empty()) args.insert(args.end(), {"--profile", study.profile});
+    if (study.budget.max_tokens > 0) args.insert(args.end(), {"--max-tokens-total", std::to_string(study.budget.max_tokens)});
+    if (study.budget.max_wall_s > 0) args.insert(args.end(), {"--max-wall", fmt::format("{}", study.budget.max_wall_s)});
+    // Only an LLM's spending is counted; the other proposers spend nothing, so their cap is moot.
+    if (study.budget.max_cost_usd > 0 && model.proposer == "llm")
+        args.insert(args.end(), {"--max-cost", fmt::format("{}", study.budget.max_cost_usd)});
+    add_options(args, run_keys(), study.run_options, cell.task, nullptr);
+    add_options(args, model_keys(), model.options, cell.task, &model);
+    const nlohmann::json tag = {{"study_id", target.study_id}, {"cell", cell.key}, {"model", model.name}};
+    args.insert(args.end(), {"--study", tag.dump()});
+    return args;
+}
+
+std::vector<std::string> study_differences(const nlohmann::json& stored, const Study& now) {
+    std::vector<std::string> out;
+    differences(comparable(stored), comparable(nlohmann::json(now)), "", out);
+    return out;
+}
+
+}  // namespace kevo

@@ -1,0 +1,345 @@
+// See sweep.hpp. One thread: it starts children up to the concurrency, polls them, and reads each
+// running cell's progress from the store (the children write it there, every iteration its own
+// transaction), so that what the table shows is what a resume would find.
+#include "study/sweep.hpp"
+
+#include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "backend/registry.hpp"
+#include "core/clock.hpp"
+#include "core/interrupt.hpp"
+#include "eval/worker_client.hpp"
+#include "store/run_lock.hpp"
+#include "study/child_process.hpp"
+
+namespace kevo {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+constexpr auto kPollInterval = std::chrono::milliseconds(100);
+constexpr auto kRefreshInterval = std::chrono::milliseconds(1000);
+
+CellStatus status_of(RunStatus status) {
+    switch (status) {
+        case RunStatus::running: return CellStatus::running;
+        case RunStatus::finished: return CellStatus::finished;
+        case RunStatus::interrupted: return CellStatus::interrupted;
+        case RunStatus::failed: return CellStatus::failed;
+    }
+    return CellStatus::pending;
+}
+
+std::string log_name(const StudyCell& cell) {
+    std::string name = cell.key;
+    for (char& c : name)
+        if (c == '/') c = '_';
+    return name + ".log";
+}
+
+// The last line a child wrote: what a failed run said about why.
+std::string last_line(const fs::path& log) {
+    std::FILE* f = std::fopen(log.c_str(), "r");
+    if (!f) return {};
+    std::string line, last;
+    char buffer[4096];
+    while (std::fgets(buffer, sizeof buffer, f)) {
+        line = buffer;
+        while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.pop_back();
+        if (!line.empty()) last = line;
+    }
+    std::fclose(f);
+    return last;
+}
+
+class Sweep {
+public:
+    Sweep(const Study& study, const SweepOptions& options, Store& store)
+        : study_(study), options_(options), store_(store), cells_(study_cells(study)) {
+        for (const auto& c : cells_) {
+            CellProgress p;
+            p.cell = c;
+            summary_.cells.push_back(std::move(p));
+        }
+    }
+
+    Expected<SweepSummary> run() {
+        if (auto r = check_environment(); !r) return r.error();
+        auto concurrency = study_.concurrency > 0 ? Expected<int>(study_.concurrency) : default_concurrency(study_);
+        if (!concurrency) return concurrency.error();
+        summary_.concurrency = *concurrency;
+        if (auto r = open_study(); !r) return r.error();
+        auto lock = RunLock::acquire(store_.path(), summary_.study_id);
+        if (!lock)
+            return make_error(fmt::format("study {} is being swept by another process: {}", summary_.study_id,
+                                          lock.error().message));
+        if (auto r = record_cells(); !r) return r.error();
+        return sweep();
+    }
+
+private:
+    const Study& study_;
+    const SweepOptions& options_;
+    Store& store_;
+    std::vector<StudyCell> cells_;
+    SweepSummary summary_;
+    fs::path log_dir_;
+    std::vector<std::pair<size_t, ChildProcess>> active_;
+    std::vector<bool> recorded_;  // the cell's row names its run (which must exist first: a foreign key)
+
+    void say(const std::string& line) const {
+        if (options_.say) options_.say(line);
+    }
+
+    // An API key is named, never written in the file; it must be there before anything starts.
+    Expected<void> check_environment() const {
+        for (const auto& m : study_.models) {
+            const std::string name = m.options.value("api_key_env", std::string());
+            if (!name.empty() && !std::getenv(name.c_str()))
+                return make_error(fmt::format("{}: model {} takes its API key from ${}, which is not set",
+                                              options_.study_path, m.name, name));
+        }
+        return {};
+    }
+
+    // The newest study of this name continues (a finished one has nothing left to run), when its cells
+    // still mean the same.
+    Expected<void> open_study() {
+        if (!options_.fresh) {
+            auto studies = store_.list_studies();
+            if (!studies) return studies.error();
+            for (const auto& s : *studies) {
+                if (s.name != study_.name) continue;
+                const auto differences = study_differences(s.settings, study_);
+                if (!differences.empty()) {
+                    std::string text;
+                    for (const auto& d : differences) text += "\n  " + d;
+                    return make_error(fmt::format("{}: study \"{}\" ({}) in {} was started with other settings, which "
+                                                  "would change what its cells mean:{}\nrestore them to continue it, "
+                                                  "or give --new to start a fresh study",
+                                                  options_.study_path, s.name, s.study_id, store_.path(), text));
+                }
+                summary_.study_id = s.study_id;
+                summary_.resumed = true;
+                return {};
+            }
+        }
+        StudyRecord record;
+        record.study_id = timestamped_id('s');
+        record.name = study_.name;
+        record.file_path = fs::absolute(options_.study_path).string();
+        record.file_text = options_.file_text;
+        record.settings = study_;
+        if (auto r = store_.create_study(record); !r) return r;
+        summary_.study_id = record.study_id;
+        return {};
+    }
+
+    // A cell's run id follows from the study's and the cell's place in the matrix, so that a sweep
+    // killed after a run was created, before its row named it, finds that run again.
+    std::string run_id_for(size_t i) const { return fmt::format("r{}-{:03}", summary_.study_id.substr(1), i + 1); }
+
+    // Every cell gets its row before anything runs; a cell whose run exists shows what it did so far.
+    Expected<void> record_cells() {
+        auto stored = store_.load_study_cells(summary_.study_id);
+        if (!stored) return stored.error();
+        recorded_.assign(cells_.size(), false);
+        for (size_t i = 0; i < cells_.size(); ++i) {
+            const auto& cell = cells_[i];
+            auto row = std::find_if(stored->begin(), stored->end(), [&](const auto& r) { return r.cell == cell.key; });
+            if (row == stored->end()) {
+                StudyCellRecord rec{summary_.study_id, cell.key, cell.task, cell.model, cell.strategy, cell.seed, {}};
+                if (auto r = store_.set_study_cell(rec); !r) return r;
+            }
+            recorded_[i] = row != stored->end() && row->run_id;
+            summary_.cells[i].run_id = recorded_[i] ? *row->run_id : run_id_for(i);
+            if (auto r = refresh(i); !r) return r;
+        }
+        log_dir_ = fs::path(options_.out_dir) / fmt::format("sweep-{}", summary_.study_id);
+        std::error_code ec;
+        fs::create_directories(log_dir_, ec);
+        if (ec) return make_error(fmt::format("cannot create the sweep's log folder {}: {}", log_dir_.string(), ec.message()));
+        return {};
+    }
+
+    // The run's state as stored: its status, iterations, scores, spending; the cell's row names the
+    // run once it exists.
+    Expected<void> refresh(size_t i) {
+        CellProgress& p = summary_.cells[i];
+        auto run = store_.load_run(p.run_id);
+        if (!run) return {};  // not yet created by its child
+        if (!recorded_[i]) {
+            const StudyCell& c = cells_[i];
+            if (auto r = store_.set_study_cell({summary_.study_id, c.key, c.task, c.model, c.strategy, c.seed, p.run_id}); !r)
+                return r;
+            recorded_[i] = true;
+        }
+        p.status = status_of(run->status);
+        p.iterations_done = run->iterations_done;
+        p.seed_score = run->seed_score;
+        p.best_score = run->best_score;
+        if (run->summary.is_object()) {
+            if (run->status == RunStatus::finished) p.note = run->summary.value("outcome", std::string());
+            if (run->status == RunStatus::failed) p.note = run->summary.value("error", std::string());
+        }
+        auto iterations = store_.load_iterations(p.run_id);
+        if (!iterations) return iterations.error();
+        p.cost_usd = 0;
+        p.tokens = 0;
+        for (const auto& it : *iterations) {
+            p.cost_usd += it.cost_usd;
+            p.tokens += it.prompt_tokens + it.completion_tokens;
+        }
+        return {};
+    }
+
+    std::vector<std::pair<std::string, std::string>> child_environment(const StudyModel& model) const {
+        const std::string name = model.options.value("api_key_env", std::string());
+        if (name.empty()) return {};
+        return {{"KEVO_API_KEY", std::getenv(name.c_str())}};
+    }
+
+    // The cell's run, fresh or resumed.
+    Expected<void> start(size_t i) {
+        CellProgress& p = summary_.cells[i];
+        const StudyCell& cell = cells_[i];
+        std::vector<std::string> args;
+        if (store_.load_run(p.run_id)) {
+            args = {"run", "--resume", p.run_id, "--db", store_.path()};
+        } else {
+            args = run_arguments(study_, cell, CellTarget{store_.path(), options_.out_dir, summary_.study_id, p.run_id});
+            args.insert(args.begin(), "run");
+        }
+        const std::string exe = options_.executable.empty() ? self_executable() : options_.executable;
+        auto child = ChildProcess::spawn(exe, args, child_environment(cell_model(study_, cell)),
+                                         (log_dir_ / log_name(cell)).string());
+        if (!child) return child.error();
+        p.status = CellStatus::running;
+        p.note.clear();
+        active_.emplace_back(i, std::move(*child));
+        return {};
+    }
+
+    // A child ended: the store says how its run ended; a child that never got its run going says so in its log.
+    void ended(size_t i, int exit_status) {
+        CellProgress& p = summary_.cells[i];
+        if (auto r = refresh(i); !r) p.note = r.error().message;
+        if (p.status == CellStatus::running || p.status == CellStatus::pending) {
+            p.status = exit_status > 128 ? CellStatus::interrupted : CellStatus::failed;
+        }
+        if (p.status == CellStatus::failed && p.note.empty())
+            p.note = fmt::format("exit {}: {}", exit_status, last_line(log_dir_ / log_name(cells_[i])));
+    }
+
+    void report(std::vector<CellProgress>& shown) const {
+        if (shown == summary_.cells) return;
+        shown = summary_.cells;
+        if (options_.on_progress) options_.on_progress(shown);
+    }
+
+    // Another process driving a cell's run (a second sweep, a resume by hand) keeps it.
+    bool held_elsewhere(const CellProgress& p) const {
+        return RunLock::probe(store_.path(), p.run_id) == RunLock::State::held;
+    }
+
+    Expected<SweepSummary> sweep() {
+        std::vector<size_t> todo;
+        for (size_t i = 0; i < cells_.size(); ++i) {
+            const CellProgress& p = summary_.cells[i];
+            if (p.status == CellStatus::finished) continue;
+            if (held_elsewhere(p)) {
+                say(fmt::format("cell {}: run {} is being run by another process; left to it", p.cell.key, p.run_id));
+                continue;
+            }
+            todo.push_back(i);
+        }
+        const size_t done = cells_.size() - todo.size();
+        if (summary_.resumed)
+            say(fmt::format("continuing study {} ({}): {} of {} cells finished or running elsewhere, {} to run",
+                            study_.name, summary_.study_id, done, cells_.size(), todo.size()));
+        else
+            say(fmt::format("study {} ({}): {} cells, {} at a time", study_.name, summary_.study_id, cells_.size(),
+                            summary_.concurrency));
+        std::vector<CellProgress> shown;
+        report(shown);
+        size_t next = 0;
+        bool forwarded = false;
+        auto last_refresh = Clock::now();
+        while (next < todo.size() || !active_.empty()) {
+            if (interrupt_requested() && !forwarded) {
+                for (auto& [i, child] : active_) child.signal(SIGINT);  // each winds down, resumable
+                forwarded = true;
+            }
+            while (!interrupt_requested() && next < todo.size() && static_cast<int>(active_.size()) < summary_.concurrency) {
+                if (auto r = start(todo[next++]); !r) {
+                    summary_.cells[todo[next - 1]].status = CellStatus::failed;
+                    summary_.cells[todo[next - 1]].note = r.error().message;
+                }
+            }
+            if (interrupt_requested() && active_.empty()) break;
+            for (auto it = active_.begin(); it != active_.end();) {
+                if (auto status = it->second.poll()) {
+                    ended(it->first, *status);
+                    it = active_.erase(it);
+                } else {
+                    ++it;
+                }
+            }
+            if (Clock::now() - last_refresh >= kRefreshInterval) {
+                for (auto& [i, child] : active_) {
+                    if (auto r = refresh(i); !r) say(fmt::format("cell {}: {}", cells_[i].key, r.error().message));
+                    summary_.cells[i].status = CellStatus::running;  // its child lives, whatever the store says yet
+                }
+                last_refresh = Clock::now();
+            }
+            report(shown);
+            std::this_thread::sleep_for(kPollInterval);
+        }
+        report(shown);
+        summary_.interrupted = interrupt_requested();
+        return summary_;
+    }
+};
+
+}  // namespace
+
+const char* cell_status_name(CellStatus status) {
+    switch (status) {
+        case CellStatus::pending: return "pending";
+        case CellStatus::running: return "running";
+        case CellStatus::finished: return "finished";
+        case CellStatus::failed: return "failed";
+        case CellStatus::interrupted: return "interrupted";
+    }
+    return "?";
+}
+
+int SweepSummary::count(CellStatus status) const {
+    return static_cast<int>(std::count_if(cells.begin(), cells.end(), [&](const auto& c) { return c.status == status; }));
+}
+
+Expected<int> default_concurrency(const Study& study) {
+    auto backend_name = resolve_backend_name(study.backend);
+    if (!backend_name) return backend_name.error();
+    auto backend = make_backend(*backend_name);
+    const auto devices = backend->probe();
+    if (devices.empty()) return make_error(fmt::format("no {} device: {}", *backend_name, backend->unavailable_reason()));
+    if (study.device < 0 || study.device >= static_cast<int>(devices.size()))
+        return make_error(fmt::format("device {} is out of range: backend {} has {} device(s)", study.device,
+                                      *backend_name, devices.size()));
+    return devices[static_cast<size_t>(study.device)].is_cpu ? 1 : 4;
+}
+
+Expected<SweepSummary> run_sweep(const Study& study, const SweepOptions& options) {
+    auto store = Store::open(options.db);
+    if (!store) return store.error();
+    return Sweep(study, options, **store).run();
+}
+
+}  // namespace kevo
