@@ -15,5 +15,6 @@ void setup_report(CLI::App& app, int& exit_code);
 void setup_worker(CLI::App& app, int& exit_code);
 void setup_bench(CLI::App& app, int& exit_code);
 void setup_delete(CLI::App& app, int& exit_code);
+void setup_export(CLI::App& app, int& exit_code);
 
 }  // namespace kevo::cli

@@ -32,6 +32,7 @@ int main(int argc, char** argv) {
     setup_report(app, exit_code);
     setup_bench(app, exit_code);
     setup_delete(app, exit_code);
+    setup_export(app, exit_code);
     setup_worker(app, exit_code);
     for (int i = 1; i < argc; ++i)
         if (std::string(argv[i]) == "--json") set_json_mode(true);
