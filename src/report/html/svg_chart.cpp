@@ -73,28 +73,32 @@ private:
     double p0_, p1_, lo_ = 0, hi_ = 1, step_ = 1;
 };
 
+// A legend entry cut to fit (the whole name is its tooltip); never inside a UTF-8 sequence.
 std::string short_name(const std::string& name) {
-    return name.size() <= kLegendChars ? name : name.substr(0, kLegendChars - 1) + "~";
+    if (name.size() <= kLegendChars) return name;
+    size_t cut = kLegendChars - 1;
+    while (cut > 0 && (static_cast<unsigned char>(name[cut]) & 0xC0) == 0x80) --cut;
+    return name.substr(0, cut) + "~";
 }
 
 // The figure's opening: the svg element, its title and the plot's frame.
 std::string open_figure(const std::string& title, const std::string& kind, double height = kHeight) {
     return fmt::format(
         "<svg class=\"figure\" data-kind=\"{}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-        "viewBox=\"0 0 {} {}\" role=\"img\" aria-label=\"{}\">\n"
+        "viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" role=\"img\" aria-label=\"{}\">\n"
         "<rect x=\"0\" y=\"0\" width=\"{}\" height=\"{}\" fill=\"#fff\"/>\n"
         "<text class=\"title\" x=\"{}\" y=\"20\" font-size=\"14\" font-weight=\"bold\">{}</text>\n",
         kind, kWidth, height, kWidth, height, escape_html(title), kWidth, height, kLeft, escape_html(title));
 }
 
-std::string y_axis(const Scale& y, const Axis& axis) {
+std::string y_axis(const Scale& y, const Axis& axis, double right = kPlotRight) {
     std::string out = fmt::format("<line class=\"axis\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#000\"/>\n", kLeft,
                                   kTop, kLeft, kPlotBottom);
     for (double t : y.ticks()) {
         const double py = y(t);
         out += fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#ddd\"/>"
                            "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"end\">{}</text>\n",
-                           kLeft, num(py), kPlotRight, num(py), kLeft - 5, num(py + 4), tick_text(t));
+                           kLeft, num(py), num(right), num(py), kLeft - 5, num(py + 4), tick_text(t));
     }
     out += fmt::format("<text x=\"16\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\" transform=\"rotate(-90 16 {})\">{}</text>\n",
                        num((kTop + kPlotBottom) / 2), num((kTop + kPlotBottom) / 2), escape_html(axis.label));
@@ -179,7 +183,7 @@ std::string render_scatter_chart(const ScatterChart& c) {
     const Scale x(values, c.x.log, false, kLeft, kLeft + plot_size), y(values, c.y.log, false, kPlotBottom, kTop);
     const double strip_top = kPlotBottom + 4, strip_mid = strip_top + kStrip / 2;
     const double bottom = kPlotBottom + kStrip + 8;
-    std::string out = open_figure(c.title, "scatter", kHeight + kStrip + 8) + y_axis(y, c.y);
+    std::string out = open_figure(c.title, "scatter", kHeight + kStrip + 8) + y_axis(y, c.y, kLeft + plot_size);
     // The x axis under the strip: its ticks serve both the plot and the strip.
     out += fmt::format("<rect class=\"strip\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#fbeaea\"/>"
                        "<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"#a33\">{}</text>\n",
