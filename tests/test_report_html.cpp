@@ -1,5 +1,5 @@
 // `kevo report --html` and `kevo export --csv` on a real store: real `kevo run`s on PoCL (the tuner
-// and the replay proposer on saxpy and heat2d, small profile), a study row with its cells, and runs
+// on saxpy and heat2d, the replay proposer on saxpy and nbody, small profile), a study row with its cells, and runs
 // tagged with the study's cell and model the way `kevo sweep` tags them. The page's table must hold
 // the store's numbers, its scatter one point per (model, task), every hostile string escaped; the
 // page must load in headless chromium without errors with every figure drawn; the CSV files must
@@ -82,15 +82,22 @@ protected:
     static std::string build_store(int device) {
         for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(db_ + suffix);
         cells_.clear();
-        // The replay folders: a wrong kernel, then a correct one (a repair), then another correct one.
-        const std::string saxpy = replay_dir("saxpy-replay", "saxpy", {"saxpy_slightly_wrong.cl"});
-        const std::string heat2d = replay_dir("heat2d-replay", "heat2d", {"heat2d_wrong_formula.cl"});
+        // saxpy's replay: a wrong kernel, then a correct one (a repair), then another correct one
+        // under a hostile file name. nbody's: a wrong kernel, then one about 6x faster (a repair),
+        // then one faster still that is wrong only at the held-out size.
+        const std::string seed(kevo::task_file("saxpy", "seed.cl"));
+        const std::string saxpy = replay_dir("saxpy-replay", {{"10-wrong.cl", candidate_text("saxpy_slightly_wrong.cl")},
+                                                              {"11-variant.cl", seed + "\n// a variant\n"},
+                                                              {kHostileFile, seed + "\n// another variant\n"}});
+        const std::string nbody = replay_dir("nbody-replay", {{"10-wrong.cl", candidate_text("nbody_slightly_wrong.cl")},
+                                                              {"11-lanes8.cl", candidate_text("nbody_lanes8.cl")},
+                                                              {"12-pow2-mask.cl", candidate_text("nbody_pow2_mask.cl")}});
         for (const auto& [task, proposer, dir] : {std::tuple{"saxpy", "tune", ""}, std::tuple{"saxpy", "replay", saxpy.c_str()},
-                                                  std::tuple{"heat2d", "tune", ""}, std::tuple{"heat2d", "replay", heat2d.c_str()}}) {
+                                                  std::tuple{"heat2d", "tune", ""}, std::tuple{"nbody", "replay", nbody.c_str()}}) {
             const bool replay = std::string(proposer) == "replay";
             std::vector<std::string> args = {"run", task, "--backend", "opencl", "--device", std::to_string(device),
                                              "--profile", "small", "--proposer", proposer, "--iterations", replay ? "3" : "2",
-                                             "--seed", "5", "--warmup", "1", "--repeat", "3", "--gate-rounds", "1",
+                                             "--seed", "5", "--warmup", "1", "--repeat", "5", "--gate-rounds", "1",
                                              "--db", db_, "--out", path("out"), "--json"};
             if (replay) args.insert(args.end(), {"--replay", dir});
             const auto r = run_kevo(args);
@@ -102,17 +109,14 @@ protected:
         return tag_study();
     }
 
-    // A replay folder: the candidate files given, then two correct variants of the task's seed (the
-    // second under a file name full of markup and CSV metacharacters, which the run's note quotes).
-    static std::string replay_dir(const std::string& name, const std::string& task, const std::vector<std::string>& files) {
+    static std::string candidate_text(const std::string& name) { return slurp(kevo::test::candidate(name)); }
+
+    // A replay folder holding these (file name, text) pairs; the proposer replays them in name order.
+    static std::string replay_dir(const std::string& name, const std::vector<std::pair<std::string, std::string>>& files) {
         const std::string dir = path(name);
         fs::remove_all(dir);
         fs::create_directories(dir);
-        for (size_t i = 0; i < files.size(); ++i)
-            fs::copy_file(kevo::test::candidate(files[i]), fs::path(dir) / (std::to_string(10 + i) + "-" + files[i]));
-        const std::string seed(kevo::task_file(task, "seed.cl"));
-        std::ofstream(fs::path(dir) / "11-seed-variant.cl") << seed << "\n// a variant\n";
-        std::ofstream(fs::path(dir) / kHostileFile) << seed << "\n// another variant\n";
+        for (const auto& [file, text] : files) std::ofstream(fs::path(dir) / file) << text;
         return dir;
     }
 
@@ -121,7 +125,7 @@ protected:
         auto store = kevo::Store::open(db_);
         if (!store) return store.error().message;
         kevo::StudyRecord study{"s-test-1", "demo.toml", "/studies/demo.toml", kHostileStudyText,
-                                {{"tasks", {"saxpy", "heat2d"}}}, "", ""};
+                                {{"tasks", {"saxpy", "heat2d", "nbody"}}}, "", ""};
         if (auto ok = (*store)->create_study(study); !ok) return ok.error().message;
         for (const auto& c : cells_) {
             const std::string cell = fmt::format("{}/{}/one-plus-one/5", c.task, c.model);
@@ -290,13 +294,16 @@ TEST_F(ReportStore, StudyPageHoldsTheStoresNumbers) {
         EXPECT_EQ(table_cell(page, c.task, model, "candidates"), expected.empty() ? "-" : expected);
         EXPECT_EQ(table_cell(page, c.task, model, "tokens"), "0");
     }
+    // nbody's replay has kernels about 6x faster than the seed: the search's best is one of them.
+    const std::string nbody = table_cell(page, "nbody", escaped(kHostileModel), "speedup");
+    EXPECT_GT(std::atof(nbody.c_str()), 1.5) << nbody;
     // One point per (model, task) in the scatter, in the plot or in the strip apart.
     const std::string scatter = figure_svg(page, "generalisation");
     EXPECT_EQ(count(scatter, "class=\"mark point\"") + count(scatter, "class=\"mark apart\""), cells_.size()) << scatter;
     // One best-so-far figure per task, one line per model.
-    for (const char* task : {"saxpy", "heat2d"}) {
+    for (const auto& [task, lines] : {std::pair{"saxpy", 2u}, std::pair{"heat2d", 1u}, std::pair{"nbody", 1u}}) {
         const std::string fig = figure_svg(page, std::string("best-so-far-") + task);
-        EXPECT_EQ(count(fig, "class=\"legend\""), 2u) << fig;
+        EXPECT_EQ(count(fig, "class=\"legend\""), lines) << fig;
     }
     // The replayed wrong kernel, then a correct one: one repair per replay run.
     EXPECT_NE(figure_svg(page, "repairs").find("(n=2)</text>"), std::string::npos) << figure_svg(page, "repairs");
@@ -338,7 +345,7 @@ TEST_F(ReportStore, PageLoadsInHeadlessChromiumWithEveryFigureDrawn) {
         return std::regex_search(r.dom, m, re) ? std::stoi(m[1]) : -1;
     };
     const int figures = static_cast<int>(count(page, "<svg class=\"figure\""));
-    EXPECT_EQ(figures, 6) << "two best-so-far figures, the scatter, the verdict mix, repairs, variance";
+    EXPECT_EQ(figures, 7) << "three best-so-far figures, the scatter, the verdict mix, repairs, variance";
     EXPECT_EQ(attribute("data-errors"), 0) << r.dom.substr(0, 2000);
     EXPECT_EQ(attribute("data-figures"), figures);
     EXPECT_EQ(attribute("data-figures-drawn"), figures);
