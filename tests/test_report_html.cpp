@@ -215,6 +215,20 @@ kevo::RunData constructed_run(const std::string& task, const std::string& model,
     return d;
 }
 
+TEST(ReportData, AModelIsTheStudysTagElseTheLlmModelElseTheProposer) {
+    kevo::RunRecord run;
+    run.proposer = "llm";
+    run.settings = {{"settings", {{"model", "gpt-x"}}}};
+    EXPECT_EQ(kevo::run_model(run), "gpt-x");
+    run.settings["study"] = {{"study_id", "s1"}, {"cell", "c"}, {"model", "tagged"}};
+    EXPECT_EQ(kevo::run_model(run), "tagged");
+    run.settings = {{"study", {{"model", 7}}}};  // a tag of another shape is not a model
+    EXPECT_EQ(kevo::run_model(run), "llm");
+    run.proposer = "tune";
+    run.settings = nlohmann::json::object();
+    EXPECT_EQ(kevo::run_model(run), "tune");
+}
+
 TEST(ReportStats, CorrectnessFollowingTheTaskIsExplainedByTheTaskNotTheModel) {
     kevo::ReportData data;
     // Task a: always correct; task b: never; each model has as many of both.

@@ -24,8 +24,8 @@ Expected<RunData> load_run_data(Store& store, RunRecord run) {
         d.seed = seed->get<int64_t>();
     const auto& tag = study_tag(run.settings);
     if (tag.is_object()) {
-        d.study_id = tag.value("study_id", "");
-        d.cell = tag.value("cell", "");
+        d.study_id = string_field(tag, "study_id");
+        d.cell = string_field(tag, "cell");
     }
     d.run = std::move(run);
     return d;
@@ -42,7 +42,7 @@ Expected<std::vector<RunRecord>> study_runs(Store& store, const std::string& stu
     std::vector<RunRecord> runs;
     for (auto& r : *all) {
         const auto& tag = study_tag(r.settings);
-        const bool tagged = tag.is_object() && tag.value("study_id", "") == study_id;
+        const bool tagged = string_field(tag, "study_id") == study_id;
         if (tagged || ids.count(r.run_id)) runs.push_back(std::move(r));
     }
     return runs;
@@ -84,13 +84,18 @@ const nlohmann::json& study_tag(const nlohmann::json& settings) {
     return kNone;
 }
 
+std::string string_field(const nlohmann::json& doc, const char* key) {
+    if (!doc.is_object()) return {};
+    const auto it = doc.find(key);
+    return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 std::string run_model(const RunRecord& run) {
-    const auto& tag = study_tag(run.settings);
-    if (tag.is_object() && tag.contains("model") && tag["model"].is_string()) return tag["model"].get<std::string>();
+    if (std::string model = string_field(study_tag(run.settings), "model"); !model.empty()) return model;
     if (run.proposer == "llm" && run.settings.is_object()) {
-        const auto cli = run.settings.value("settings", nlohmann::json::object());
-        if (cli.is_object() && cli.contains("model") && cli["model"].is_string() && !cli["model"].get<std::string>().empty())
-            return cli["model"].get<std::string>();
+        const auto cli = run.settings.find("settings");
+        if (cli != run.settings.end())
+            if (std::string model = string_field(*cli, "model"); !model.empty()) return model;
     }
     return run.proposer;
 }

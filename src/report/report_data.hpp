@@ -41,6 +41,9 @@ struct ReportData {
 // top of the settings or in the command line they hold; null when the run has none.
 const nlohmann::json& study_tag(const nlohmann::json& settings);
 
+// doc[key] when doc is an object holding a string there, else "" (stored documents of any shape read).
+std::string string_field(const nlohmann::json& doc, const char* key);
+
 // The model a run stands for: the study's model when tagged, else the llm proposer's --model, else
 // the proposer's name.
 std::string run_model(const RunRecord& run);

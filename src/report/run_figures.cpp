@@ -11,22 +11,16 @@ std::optional<double> number(const nlohmann::json& doc, const char* key) {
     return it != doc.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
 }
 
-std::string text(const nlohmann::json& doc, const char* key) {
-    if (!doc.is_object()) return {};
-    const auto it = doc.find(key);
-    return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
-
 bool evaluated(const IterationRecord& it) { return it.status == "evaluated" || it.status == "from"; }
 
 void add_gate_figures(const nlohmann::json& summary, RunFigures& f) {
-    f.outcome = text(summary, "outcome");
+    f.outcome = string_field(summary, "outcome");
     if (!summary.is_object() || !summary.contains("gate") || !summary["gate"].is_array() || summary["gate"].empty()) return;
     const auto& best = summary["gate"].front();
     f.speedup = number(best, "speedup");
     f.heldout_speedup = number(best, "heldout_speedup");
-    f.heldout_verdict = text(best, "verdict");
-    f.gate_reason = text(best, "reason");
+    f.heldout_verdict = string_field(best, "verdict");
+    f.gate_reason = string_field(best, "reason");
 }
 
 }  // namespace

@@ -45,7 +45,8 @@ CsvTable iterations_table(const ReportData& data) {
                        csv_number(speedup), csv_bool(it.accepted), csv_bool(it.dropout), opt_int(it.candidate_id),
                        std::to_string(it.prompt_tokens), std::to_string(it.completion_tokens), csv_number(it.cost_usd),
                        csv_number(it.seconds), it.note, it.diagnostics,
-                       it.strategy.is_null() ? std::string() : it.strategy.dump()});
+                       it.strategy.is_null() ? std::string()
+                                                     : it.strategy.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)});
         }
     }
     return t;
