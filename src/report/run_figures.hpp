@@ -15,7 +15,8 @@ namespace kevo {
 struct RunFigures {
     // The search's best (the gate's first examination), seed time / its time; absent before the gate.
     std::optional<double> speedup, heldout_speedup;
-    std::string heldout_verdict;  // its worst verdict in the gate's rounds ("ok", "incorrect", ...); empty before the gate
+    std::string heldout_verdict;  // its worst verdict in the gate's rounds ("ok", "incorrect", ...), or "recheck-<verdict>"
+                                  // when it failed in distribution on re-evaluation; empty before the gate
     std::string gate_reason;      // why it failed the gate ("heldout-incorrect", ...); empty when it passed or no gate
     std::string outcome;          // the summary's outcome; empty before the gate
     std::map<std::string, int> candidates_by_verdict;  // evaluated proposals (the seed and a --from kernel are not)
