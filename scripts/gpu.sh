@@ -2,7 +2,7 @@
 # Builds kevo on the lent GPU machine (Ubuntu 24.04, CUDA 13) and runs the GPU tests and
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
 # Usage: scripts/gpu.sh [build] [test] [calibrate] [ceilings] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
-#        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise]
+#        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise] [report]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build bench` is the rerunnable H200 benchmark: kevo bench (every best-known kernel
@@ -104,6 +104,13 @@ if want tune; then
         tail -3 "$RES/tune_$task.log"
         python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print({k: d[k] for k in ("task","iterations","seed_score","best_score","speedup","heldout_fraction","heldout_seed_fraction","heldout_speedup","best_path")})' "$RES/tune_$task.json"
     done 2>&1 | tee "$OUT/tune.txt"
+fi
+# The study report of every run in the store (`tune`'s runs): $OUT/report.html, self-contained (its
+# figures as PNG: scripts/report_screenshots.sh $OUT/report.html DIR, where chromium is installed),
+# and the same runs as CSV tables in $OUT/csv.
+if want report; then
+    $KEVO report --all --db "$RES/runs.db" --html "$OUT/report.html" &&
+        $KEVO export --all --db "$RES/runs.db" --csv "$OUT/csv" 2>&1 | tee "$OUT/report.txt"
 fi
 # kevo's evaluation overhead on every task against the Python route (bench/python_overhead.py, one
 # task of every regime); the table lands in $OUT/overhead.md. KEVO_PINNED=0 in the environment makes kevo

@@ -11,7 +11,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential cmake ninja-build pkg-config \
     libcli11-dev nlohmann-json3-dev libfmt-dev libcurl4-openssl-dev libsqlite3-dev libtomlplusplus-dev \
     ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo \
-    libgtest-dev libgmock-dev libcpp-httplib-dev python3 python3-venv
+    libgtest-dev libgmock-dev libcpp-httplib-dev python3 python3-venv chromium
 
 # One pinned version: the test relies on its mock responses, its cost header and its master-key rule.
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"

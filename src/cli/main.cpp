@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     setup_bench(app, exit_code);
     setup_delete(app, exit_code);
     setup_sweep(app, exit_code);
+    setup_export(app, exit_code);
     setup_worker(app, exit_code);
     for (int i = 1; i < argc; ++i)
         if (std::string(argv[i]) == "--json") set_json_mode(true);
