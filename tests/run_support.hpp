@@ -1,15 +1,19 @@
 // Test helpers for the `kevo run` tests: a path in a per-process scratch folder, the OpenCL device
 // that is a CPU (PoCL), for tests whose timing margins were measured there (a GPU machine may
-// register PoCL after the GPU's own OpenCL platform), and the exit status a run's summary implies.
+// register PoCL after the GPU's own OpenCL platform), the exit status a run's summary implies, and
+// waiting for a run in a store to reach an iteration.
 #pragma once
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "kevo_process.hpp"
+#include "store/store.hpp"
 
 namespace kevo::test {
 
@@ -33,6 +37,20 @@ inline std::optional<int> opencl_cpu_device() {
 // `kevo run` exits 1 when the search's best failed the gate, else 0 (docs/cli.md).
 inline int run_exit_status(const nlohmann::json& summary) {
     return summary.is_object() && summary.value("outcome", "") == "best_failed_gate" ? 1 : 0;
+}
+
+// The id of the newest run in `db` once it has recorded `iterations` iterations; empty when it has
+// not within `timeout_s`.
+inline std::string wait_for_iterations(const std::string& db, int iterations, double timeout_s) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+    while (std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        auto store = Store::open(db);
+        if (!store) continue;
+        auto runs = (*store)->list_runs();
+        if (runs && !runs->empty() && runs->front().iterations_done >= iterations) return runs->front().run_id;
+    }
+    return {};
 }
 
 }  // namespace kevo::test

@@ -104,18 +104,6 @@ std::vector<int> dropout_iterations(kevo::Store& store, const std::string& run_i
     return out;
 }
 
-// Waits until the run in `db` has recorded `iterations` iterations; returns its id.
-std::string wait_for_iterations(const std::string& db, int iterations) {
-    for (int i = 0; i < 1200; ++i) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        auto store = kevo::Store::open(db);
-        if (!store) continue;
-        auto runs = (*store)->list_runs();
-        if (runs && !runs->empty() && runs->front().iterations_done >= iterations) return runs->front().run_id;
-    }
-    return {};
-}
-
 TEST(RunResume, ResumedAcrossADropoutBehavesLikeTheLiveRun) {
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     // A CPU where there is one: the kernel that never ends is better spent there than on a GPU.
@@ -129,7 +117,7 @@ TEST(RunResume, ResumedAcrossADropoutBehavesLikeTheLiveRun) {
                                   "--db", killed_db, "--out", temp_path("killed-out")},
                                  log);
     ASSERT_GT(pid, 0);
-    const std::string run_id = wait_for_iterations(killed_db, kKilledAfter);
+    const std::string run_id = kevo::test::wait_for_iterations(killed_db, kKilledAfter, 60);
     ::kill(-pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);

@@ -51,17 +51,6 @@ std::string replay_dir() {
     return dir;
 }
 
-std::string wait_for_iterations(const std::string& db, int iterations) {
-    for (int i = 0; i < 6000; ++i) {  // 5 minutes: a first run may calibrate the device
-        std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        auto store = kevo::Store::open(db);
-        if (!store) continue;
-        auto runs = (*store)->list_runs();
-        if (runs && !runs->empty() && runs->front().iterations_done >= iterations) return runs->front().run_id;
-    }
-    return {};
-}
-
 // Rebuilds the strategy row by row and checks that each proposal's stored decision is the one the
 // rows before it give.
 void expect_rows_follow_the_rule(kevo::Store& store, const std::string& run_id, const std::string& name) {
@@ -108,7 +97,7 @@ void kill_and_resume(const std::string& strategy, const std::string& proposer) {
     if (proposer == "replay") args.insert(args.end(), {"--replay", replay_dir()});
     const pid_t pid = spawn_kevo(args, log);
     ASSERT_GT(pid, 0);
-    const std::string run_id = wait_for_iterations(db, kKilledAfter);
+    const std::string run_id = kevo::test::wait_for_iterations(db, kKilledAfter, 300);  // a first run may calibrate the device
     ::kill(-pid, SIGKILL);
     int status = 0;
     ::waitpid(pid, &status, 0);
