@@ -40,6 +40,8 @@ struct KernelSpec {
 struct TaskSpec {
     std::string name;
     std::string regime;      // "R1 stencil"
+    std::string pack = "sci";  // the pack the task belongs to: "sci" (the scientific suite) or "ml"
+    std::string category;    // its category inside the pack ("stencil", "gemm", "attention", ...)
     int order = 0;           // position in the suite's listing
     Bound bound = Bound::bandwidth;
     std::string model;       // "8 B per cell per step"

@@ -41,6 +41,7 @@ TaskSpec make_spec() {
     TaskSpec s;
     s.name = "adi3d";
     s.regime = "R7 wavefront / tridiagonal";
+    s.category = "wavefront / tridiagonal";
     s.order = 90;
     s.bound = Bound::bandwidth;
     s.model = "24 B per cell per step (three sweeps, each reading u_in and writing u_out once)";

@@ -35,6 +35,7 @@ TaskSpec make_spec() {
     TaskSpec s;
     s.name = "fft3d";
     s.regime = "R6 data shuffle / butterfly";
+    s.category = "data shuffle / butterfly";
     s.order = 80;
     s.bound = Bound::bandwidth;
     s.model = "48 B per cell for the whole transform (three passes, each reading and writing 8 B per cell); "

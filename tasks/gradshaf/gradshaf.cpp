@@ -35,6 +35,7 @@ TaskSpec make_spec() {
     TaskSpec s;
     s.name = "gradshaf";
     s.regime = "R5 multi-kernel reduction";
+    s.category = "multi-kernel reduction";
     s.order = 70;
     s.bound = Bound::bandwidth;
     s.model = "12 B per cell per step (reduction reads psi, the update reads psi and writes psi)";

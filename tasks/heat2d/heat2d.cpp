@@ -29,6 +29,7 @@ TaskSpec make_spec() {
     TaskSpec s;
     s.name = "heat2d";
     s.regime = "R1 stencil";
+    s.category = "stencil";
     s.order = 10;
     s.bound = Bound::bandwidth;
     s.model = "8 B per cell per step (read u_in, write u_out)";

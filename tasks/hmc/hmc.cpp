@@ -49,6 +49,7 @@ TaskSpec make_spec() {
     TaskSpec s;
     s.name = "hmc";
     s.regime = "R2 compute-bound";
+    s.category = "compute-bound";
     s.order = 41;
     s.bound = Bound::compute;
     s.model = "K*T*(L+1)*(2d^2 - d) FLOP (the matrix-vector products), FP32";

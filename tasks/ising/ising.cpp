@@ -33,6 +33,7 @@ TaskSpec make_spec() {
     TaskSpec s;
     s.name = "ising";
     s.regime = "R3 bit-exact";
+    s.category = "bit-exact";
     s.order = 51;
     s.bound = Bound::bandwidth;
     s.model = "2 B per site per sweep (each int8 spin read and written once per sweep)";

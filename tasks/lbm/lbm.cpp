@@ -38,6 +38,7 @@ TaskSpec make_spec() {
     TaskSpec s;
     s.name = "lbm";
     s.regime = "R3 multi-field";
+    s.category = "multi-field";
     s.order = 50;
     s.bound = Bound::bandwidth;
     s.model = "72 B per cell per step (read 9 populations, write 9 populations)";

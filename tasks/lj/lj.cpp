@@ -37,6 +37,7 @@ TaskSpec make_spec() {
     TaskSpec s;
     s.name = "lj";
     s.regime = "R4 irregular memory and atomics";
+    s.category = "irregular memory and atomics";
     s.order = 60;
     s.bound = Bound::compute;
     s.model = "2 x (pairs within r_cut at t = 0) x 20 FLOP x steps, FP32";

@@ -40,6 +40,7 @@ TaskSpec make_spec() {
     TaskSpec s;
     s.name = "morton";
     s.regime = "R1 stencil";
+    s.category = "stencil";
     s.order = 12;
     s.bound = Bound::bandwidth;
     s.model = "8 B per cell per step (read u_in, write u_out)";

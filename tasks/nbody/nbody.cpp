@@ -36,6 +36,7 @@ TaskSpec make_spec() {
     TaskSpec s;
     s.name = "nbody";
     s.regime = "R2 compute-bound";
+    s.category = "compute-bound";
     s.order = 40;
     s.bound = Bound::compute;
     s.model = "20 FLOP per pair, N^2 pairs per step, FP32";

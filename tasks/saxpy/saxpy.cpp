@@ -27,6 +27,7 @@ TaskSpec make_spec() {
     TaskSpec s;
     s.name = "saxpy";
     s.regime = "R0 smoke";
+    s.category = "smoke";
     s.order = 0;
     s.bound = Bound::bandwidth;
     s.model = "12 B per element (read x, read y, write y)";

@@ -32,6 +32,7 @@ TaskSpec make_spec() {
     TaskSpec s;
     s.name = "wave3d";
     s.regime = "R1 stencil";
+    s.category = "stencil";
     s.order = 11;
     s.bound = Bound::bandwidth;
     s.model = "12 B per cell per step (read u_prev and u_curr, write u_next)";
