@@ -2,7 +2,7 @@
 # Builds kevo on the lent GPU machine (Ubuntu 24.04, CUDA 13) and runs the GPU tests and
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
 # Usage: scripts/gpu.sh [build] [test] [calibrate] [ceilings] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
-#        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise] [report]
+#        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise] [report] [strategies]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build bench` is the rerunnable H200 benchmark: kevo bench (every best-known kernel
@@ -56,7 +56,8 @@ if want build; then
         -DCMAKE_PREFIX_PATH="$DEPS/usr" -DCMAKE_INCLUDE_PATH="$DEPS/usr/include" \
         -DSQLite3_INCLUDE_DIR="$DEPS/usr/include" -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \
         2>&1 | tail -2
-    cmake --build build-gpu -j"$(nproc)" > "$RES/build.log" 2>&1 || true
+    # KEVO_BUILD_TARGET=kevo builds only the binary (a call that runs no test needs no more).
+    cmake --build build-gpu -j"$(nproc)" --target "${KEVO_BUILD_TARGET:-all}" > "$RES/build.log" 2>&1 || true
     grep -E "error|FAILED|undefined reference" "$RES/build.log" | head -30
     nvcc -O3 -arch=sm_90 -o build-gpu/reference_ceilings bench/reference_ceilings.cu || echo "reference_ceilings: build failed"
     $KEVO devices | tee "$OUT/devices.txt"
@@ -244,6 +245,14 @@ if want bench-opencl; then
     KEVO_BENCH_TIMEOUT=${KEVO_BENCH_TIMEOUT:-$budget} BENCH_CHECK_PROFILES=${BENCH_CHECK_PROFILES:-small,paper} \
         resumable_bench bench-opencl bench_opencl "$OUT/bench-h200-opencl.md" --backend opencl --device "$(ocl_gpu)"
 fi 2>&1 | tee "$OUT/bench-opencl.txt"
+if want strategies; then
+    # The strategy comparison (docs/study-strategies): stops itself GPU_CALL_BUDGET seconds (default
+    # 570) after this script started; run again to finish it (the study and its runs resume).
+    scripts/strategy_study.sh "$KEVO" build-gpu/strategies $(( ${GPU_CALL_BUDGET:-570} - SECONDS )) 2>&1 | tee "$OUT/strategies.txt"
+    cp build-gpu/strategies/comparison.md build-gpu/strategies/strategies.html "$OUT/" 2>/dev/null
+    gzip -c build-gpu/strategies/strategies.db > "$OUT/strategies.db.gz"
+    tar -czf "$OUT/strategies-logs.tar.gz" -C build-gpu/strategies csv sweep.log $(cd build-gpu/strategies && ls exhaustive-*.log) 2>/dev/null
+fi
 if want sweep-noise; then
     # The same tune study at concurrency 1 and 4 on the GPU: verdicts must be equal, score
     # differences are set against the runs' own timing spread (scripts/sweep_noise.py).

@@ -10,10 +10,13 @@
 #include <fmt/format.h>
 
 #include "kevo_process.hpp"
+#include "temp_dir.hpp"
 #include "task/registry.hpp"
 
 using kevo::test::has_device;
 using kevo::test::run_kevo;
+using kevo::test::ScopedEnv;
+using kevo::test::TempDir;
 
 namespace {
 
@@ -261,6 +264,10 @@ TEST(CliContract, TasksTextColumnsLineUpAndProfilePicksTheSizes) {
 // peaks as static (before, it printed them as "ceilings" under a column that showed other values).
 TEST(CliContract, EvalTableLinesUpAndTheFooterAgreesWithTheRoofline) {
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    // Its own cache: the text and the JSON run below must read the same calibration, which a test
+    // running beside it in the shared test cache may re-measure in between.
+    TempDir dir;
+    ScopedEnv cache("KEVO_CACHE_DIR", dir.file("cache"));
     const auto file = seed_file("heat2d", "cl");
     const std::vector<std::string> args = {"eval", "heat2d", file, "--backend", "opencl", "--profile", "small", "--sizes", "all",
                                            "--warmup", "1", "--repeat", "3", "--seed", "3", "--roofline", "workload"};
@@ -294,7 +301,8 @@ TEST(CliContract, EvalTableLinesUpAndTheFooterAgreesWithTheRoofline) {
     ASSERT_TRUE(doc.is_object());
     for (const auto& s : doc["sizes"]) {
         EXPECT_EQ(s["ceiling"], s["ceiling_workload"]);
-        EXPECT_NE(r.out.find(fmt::format("{:.1f} GB/s", s["ceiling_workload"].get<double>())), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find(fmt::format("{:.1f} GB/s", s["ceiling_workload"].get<double>())), std::string::npos)
+            << s["ceiling_workload"] << "\n" << r.out;
     }
     // The default (static) footer is the plain ceilings line.
     auto static_args = args;

@@ -6,72 +6,28 @@
 // CI (CI=true), where its absence fails.
 #ifdef KEVO_HAVE_HTTPLIB
 #include <gtest/gtest.h>
-#include <httplib.h>
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <chrono>
-#include <csignal>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
-#include <optional>
-#include <thread>
 
 #include <nlohmann/json.hpp>
 
 #include "kevo_process.hpp"
+#include "litellm_proxy.hpp"
 #include "run_support.hpp"
 #include "task/registry.hpp"
 
-extern char** environ;
-
+using kevo::test::fenced;
 using kevo::test::has_device;
+using kevo::test::heat2d_variant;
+using kevo::test::kMasterKey;
+using kevo::test::LiteLlmProxy;
 using kevo::test::run_kevo;
 using kevo::test::slurp;
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-constexpr const char* kMasterKey = "sk-kevo-test-5d1f0c8a9b7e4f3a2c6d8e0f1a2b3c4d";
-
 std::string temp(const std::string& name) { return kevo::test::temp_path("kevo_litellm", name); }
-
-// KEVO_LITELLM, else the virtual environment scripts/install-deps.sh makes.
-std::optional<std::string> find_litellm() {
-    if (const char* named = std::getenv("KEVO_LITELLM"); named && *named) return std::string(named);
-    const std::string venv = std::string(KEVO_SOURCE_DIR) + "/.venv-litellm/bin/litellm";
-    if (::access(venv.c_str(), X_OK) == 0) return venv;
-    return std::nullopt;
-}
-
-int free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    addr.sin_port = 0;
-    socklen_t len = sizeof addr;
-    int port = 0;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-        port = ntohs(addr.sin_port);
-    ::close(fd);
-    return port;
-}
-
-std::string fenced(const std::string& code) { return "Here is my kernel.\n\n```opencl\n" + code + "\n```\n"; }
-
-std::string heat2d_variant(const std::string& block) {
-    std::string source(kevo::task_file("heat2d", "seed.cl"));
-    source.replace(source.find("// kevo: launch heat_step block=BX,BY"), 37, "// kevo: launch heat_step block=" + block);
-    return source;
-}
 
 // The proxy's configuration (JSON is YAML): each model answers with a fixed text, priced as
 // gpt-4o-mini from LiteLLM's own price list.
@@ -94,71 +50,6 @@ std::string write_config() {
     return path;
 }
 
-// The proxy as a child process in its own process group, killed (the whole group) when this ends,
-// whether the test passed or not.
-class LiteLlmProxy {
-public:
-    LiteLlmProxy(const std::string& litellm, const std::string& config) : port_(free_port()), log_(temp("litellm.log")) {
-        std::vector<std::string> args = {litellm, "--config", config, "--port", std::to_string(port_), "--host", "127.0.0.1"};
-        std::vector<std::string> env;
-        for (char** e = environ; *e; ++e) env.emplace_back(*e);
-        env.emplace_back("LITELLM_LOCAL_MODEL_COST_MAP=True");  // its bundled price list: no network
-        env.emplace_back("LITELLM_TELEMETRY=False");
-        env.emplace_back("NO_PROXY=127.0.0.1,localhost");
-        std::vector<char*> argv, envp;
-        for (auto& a : args) argv.push_back(a.data());
-        argv.push_back(nullptr);
-        for (auto& e : env) envp.push_back(e.data());
-        envp.push_back(nullptr);
-        pid_ = kevo::test::spawn_in_own_group(litellm.c_str(), argv.data(), envp.data(), log_);
-    }
-    ~LiteLlmProxy() {
-        if (pid_ <= 0) return;
-        ::kill(-pid_, SIGTERM);
-        const auto until = Clock::now() + std::chrono::seconds(10);
-        int status = 0;
-        while (::waitpid(pid_, &status, WNOHANG) == 0) {
-            if (Clock::now() > until) {
-                ::kill(-pid_, SIGKILL);
-                ::waitpid(pid_, &status, 0);
-                break;
-            }
-            std::this_thread::sleep_for(std::chrono::milliseconds(50));
-        }
-        ::kill(-pid_, SIGKILL);  // anything it left behind in its group
-    }
-    LiteLlmProxy(const LiteLlmProxy&) = delete;
-    LiteLlmProxy& operator=(const LiteLlmProxy&) = delete;
-
-    // Waits for /health/liveliness; an error text when the proxy died or never answered.
-    std::string wait_ready(double seconds) {
-        if (pid_ <= 0) return "cannot start the proxy";
-        httplib::Client client("127.0.0.1", port_);
-        client.set_connection_timeout(1);
-        const auto until = Clock::now() + std::chrono::duration<double>(seconds);
-        while (Clock::now() < until) {
-            int status = 0;
-            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-                pid_ = -1;
-                return "the proxy exited while starting:\n" + log_tail();
-            }
-            if (auto res = client.Get("/health/liveliness"); res && res->status == 200) return {};
-            std::this_thread::sleep_for(std::chrono::milliseconds(250));
-        }
-        return "the proxy did not answer /health/liveliness in time:\n" + log_tail();
-    }
-    std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
-    std::string log_tail() const {
-        const std::string log = slurp(log_);
-        return log.substr(log.size() > 3000 ? log.size() - 3000 : 0);
-    }
-
-private:
-    int port_;
-    std::string log_;
-    pid_t pid_ = -1;
-};
-
 std::vector<std::string> llm_run(const std::string& url, const std::string& model, const std::string& db,
                                  std::vector<std::string> more) {
     std::vector<std::string> args = {"run", "heat2d", "--backend", "opencl", "--proposer", "llm", "--base-url", url,
@@ -173,16 +64,9 @@ nlohmann::json report(const std::string& db, const nlohmann::json& run_id) {
 }
 
 TEST(LiteLlmProxy, RunsAgainstTheRealProxy) {
-    const auto litellm = find_litellm();
-    if (!litellm) {
-        const char* ci = std::getenv("CI");
-        if (ci && std::string(ci) == "true")
-            FAIL() << "CI=true but LiteLLM's proxy is not installed (scripts/install-deps.sh puts it in .venv-litellm; "
-                      "KEVO_LITELLM may name it)";
-        GTEST_SKIP() << "LiteLLM's proxy is not installed: run scripts/install-deps.sh or set KEVO_LITELLM";
-    }
+    KEVO_REQUIRE_LITELLM(litellm);
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
-    LiteLlmProxy proxy(*litellm, write_config());
+    LiteLlmProxy proxy(*litellm, write_config(), temp("litellm.log"));
     const std::string problem = proxy.wait_ready(180);
     ASSERT_TRUE(problem.empty()) << problem;
     ::setenv("KEVO_API_KEY", kMasterKey, 1);

@@ -21,12 +21,17 @@
 #include "report/csv/csv_table.hpp"
 #include "report/html/markup.hpp"
 #include "report/html/report_stats.hpp"
+#include "report/run_figures.hpp"
+#include "report_page.hpp"
 #include "run_support.hpp"
 #include "store/store.hpp"
 #include "task/registry.hpp"
 
 using kevo::test::run_kevo;
+using kevo::test::count;
+using kevo::test::figure_svg;
 using kevo::test::slurp;
+using kevo::test::table_cell;
 
 namespace {
 
@@ -163,18 +168,33 @@ protected:
     static inline std::vector<Cell> cells_;
 };
 
-// The text of the `col` cell of the results row for (task, model).
-std::string table_cell(const std::string& page, const std::string& task, const std::string& model_escaped,
-                       const std::string& col) {
-    const std::string row_start = fmt::format("<tr class=\"group\" data-task=\"{}\" data-model=\"{}\"", task, model_escaped);
-    const size_t row = page.find(row_start);
-    if (row == std::string::npos) return "(no row)";
-    const size_t end = page.find("</tr>", row);
-    const std::string key = fmt::format("<td data-col=\"{}\">", col);
-    const size_t at = page.find(key, row);
-    if (at == std::string::npos || at > end) return "(no cell)";
-    const size_t from = at + key.size();
-    return page.substr(from, page.find("</td>", from) - from);
+TEST(ReportMarkup, CostsBelowACentKeepTwoSignificantDigits) {
+    EXPECT_EQ(kevo::cost_text(0), "0");
+    EXPECT_EQ(kevo::cost_text(1.23456e-5), "1.2e-05");
+    EXPECT_EQ(kevo::cost_text(0.0123456), "0.0123");
+    EXPECT_EQ(kevo::cost_text(2.5), "2.5000");
+}
+
+// The best-so-far curve is the best accepted score, not the last one accepted: islands and
+// map-elites accept into one island or cell kernels that score below another's best.
+TEST(RunFiguresOf, BestSoFarIsTheBestAcceptedScore) {
+    kevo::RunData run;
+    const auto row = [](int iteration, double score, bool accepted) {
+        kevo::IterationRecord r;
+        r.iteration = iteration;
+        r.status = "evaluated";
+        r.score = score;
+        r.accepted = accepted;
+        return r;
+    };
+    run.iterations = {row(0, 0.5, true), row(1, 0.8, true), row(2, 0.6, true), row(3, 0.9, false), row(4, 0.85, true)};
+    const auto f = kevo::run_figures(run);
+    ASSERT_EQ(f.best_so_far.size(), 5u);
+    const double want[] = {0.5, 0.8, 0.8, 0.8, 0.85};
+    for (size_t i = 0; i < 5; ++i) {
+        ASSERT_TRUE(f.best_so_far[i]) << i;
+        EXPECT_DOUBLE_EQ(*f.best_so_far[i], want[i]) << "iteration " << i;
+    }
 }
 
 // What escape_html makes of each metacharacter (spelled out here, so that the page tests below
@@ -266,19 +286,6 @@ TEST(ReportStats, ACorrectProposalAfterAWrongOneIsARepair) {
     EXPECT_DOUBLE_EQ(*s.repaired.median_speedup, 3.0);  // score 3 over the seed's 1
 }
 
-// The svg of the figure with this id.
-std::string figure_svg(const std::string& page, const std::string& id) {
-    const size_t at = page.find("<figure id=\"fig-" + id + "\">");
-    if (at == std::string::npos) return {};
-    return page.substr(at, page.find("</figure>", at) - at);
-}
-
-size_t count(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
-    return n;
-}
-
 TEST_F(ReportStore, StudyPageHoldsTheStoresNumbers) {
     const std::string page = html({"--study", "s-test-1"}, "study.html");
     auto store = kevo::Store::open(db_, kevo::Store::Access::read_only);
@@ -289,14 +296,14 @@ TEST_F(ReportStore, StudyPageHoldsTheStoresNumbers) {
         const auto& best = run->summary["gate"][0];  // the search's best, side by side with the seed
         ASSERT_TRUE(best.is_object()) << run->summary.dump(1);
         const std::string model = escaped(c.model);
-        EXPECT_EQ(table_cell(page, c.task, model, "speedup"), fmt::format("{:.3f}", best["speedup"].get<double>()))
-            << c.task << " " << c.model;
+        // A best that failed the gate's re-check has no side-by-side figure: the table says "-".
+        const auto figure = [](const nlohmann::json& v) { return v.is_number() ? fmt::format("{:.3f}", v.get<double>()) : "-"; };
+        EXPECT_EQ(table_cell(page, c.task, model, "speedup"), figure(best["speedup"])) << c.task << " " << c.model << " " << best.dump();
         EXPECT_EQ(table_cell(page, c.task, model, "runs"), "1");
         const std::string reason = best.value("reason", ""), verdict = reason.rfind("recheck-", 0) == 0 ? reason : best["verdict"].get<std::string>();
         EXPECT_EQ(table_cell(page, c.task, model, "heldout_verdict"), verdict + " 1");
         if (verdict == "ok")
-            EXPECT_EQ(table_cell(page, c.task, model, "heldout_speedup"),
-                      fmt::format("{:.3f}", best["heldout_speedup"].get<double>()));
+            EXPECT_EQ(table_cell(page, c.task, model, "heldout_speedup"), figure(best["heldout_speedup"]));
         // Candidates by verdict: the evaluated proposals the store holds.
         auto iterations = (*store)->load_iterations(c.run_id);
         ASSERT_TRUE(iterations);

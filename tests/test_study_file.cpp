@@ -159,6 +159,31 @@ TEST(StudyFile, ReplayFoldersAreRelativeToTheStudyFile) {
     EXPECT_EQ(*(at + 1), (dir / "cands" / "saxpy").string());
 }
 
+// [run] from: each task's starting kernel, {task} substituted, relative to the study file, checked
+// to exist for every task before anything runs.
+TEST(StudyFile, StartKernelsAreRelativeToTheStudyFileAndMustExist) {
+    const auto dir = fs::path(kevo::test::temp_path("study_file", "from"));
+    fs::create_directories(dir / "kernels");
+    std::ofstream(dir / "kernels" / "saxpy.cl") << "// a kernel\n";
+    const std::string text = "tasks = [\"saxpy\", \"heat2d\"]\n[run]\nfrom = \"kernels/{task}.cl\"\n"
+                             "[[models]]\nname = \"t\"\nproposer = \"tune\"\n";
+    auto missing = parse_study(text, (dir / "s.toml").string());
+    ASSERT_FALSE(missing.has_value());
+    EXPECT_NE(missing.error().message.find("[run] from names " + (dir / "kernels" / "heat2d.cl").string() +
+                                           " for task heat2d: no such file"),
+              std::string::npos)
+        << missing.error().message;
+    std::ofstream(dir / "kernels" / "heat2d.cl") << "// a kernel\n";
+    auto study = parse_study(text, (dir / "s.toml").string());
+    ASSERT_TRUE(study.has_value()) << study.error().message;
+    for (const auto& cell : kevo::study_cells(*study)) {
+        const auto args = kevo::run_arguments(*study, cell, {"k.db", "out", "s1", "r1"});
+        auto at = std::find(args.begin(), args.end(), "--from");
+        ASSERT_NE(at, args.end());
+        EXPECT_EQ(*(at + 1), (dir / "kernels" / (cell.task + ".cl")).string());
+    }
+}
+
 TEST(StudyFile, DifferencesNameWhatChangedAndIgnoreConcurrency) {
     auto a = parse_study(std::string("concurrency = 1\n") + kMinimal, "s.toml");
     auto b = parse_study(std::string("concurrency = 3\n") + kMinimal + "[budget]\niterations = 9\n", "s.toml");

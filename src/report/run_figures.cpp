@@ -37,7 +37,9 @@ RunFigures run_figures(const RunData& run) {
         f.tokens += it.prompt_tokens + it.completion_tokens;
         f.cost_usd += it.cost_usd;
         if (is_evaluated_proposal(it)) ++f.candidates_by_verdict[it.verdict];
-        if (it.accepted && it.score) best = it.score;
+        // The best accepted so far: a population strategy accepts into an island or an archive
+        // cell candidates that score below another island's or cell's best.
+        if (it.accepted && it.score && (!best || *it.score > *best)) best = it.score;
         if (it.iteration >= 0) {
             if (f.best_so_far.size() <= static_cast<size_t>(it.iteration)) f.best_so_far.resize(it.iteration + 1, best);
             f.best_so_far[it.iteration] = best;

@@ -22,7 +22,7 @@ struct RunFigures {
     std::map<std::string, int> candidates_by_verdict;  // evaluated proposals (the seed and a --from kernel are not)
     int tokens = 0;
     double cost_usd = 0;
-    // Per iteration 0..last: the incumbent's score after it (absent until the seed is scored).
+    // Per iteration 0..last: the best accepted score after it (absent until the seed is scored).
     std::vector<std::optional<double>> best_so_far;
 };
 

@@ -35,6 +35,9 @@ const std::vector<OptionKey>& run_keys() {
         {"warmup", "--warmup", Kind::integer, 0, 1000, {}, {}},
         {"repeat", "--repeat", Kind::integer, 1, 10000, {}, {}},
         {"gate_rounds", "--gate-rounds", Kind::integer, 1, 99, {}, {}},
+        {"gate_top", "--gate-top", Kind::integer, 1, 100, {}, {}},
+        // The kernel each run starts from, "{task}" substituted ("kernels/{task}.cu"); relative to the study file.
+        {"from", "--from", Kind::text, 0, 0, {}, {}},
         {"timeout", "--timeout", Kind::number, 0.1, 86400, {}, {}},
         {"stagnation", "--stagnation", Kind::integer, 0, 100000, {}, {}},
         {"roofline", "--roofline", Kind::word, 0, 0, {"static", "workload"}, {}},

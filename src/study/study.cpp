@@ -33,7 +33,9 @@ void add_options(std::vector<std::string>& args, const std::vector<OptionKey>& k
             continue;
         }
         args.emplace_back(k->flag);
-        args.push_back(key == "replay" && model ? replay_folder(*model, task) : argument_text(value));
+        if (key == "replay" && model) args.push_back(replay_folder(*model, task));
+        else if (key == "from") args.push_back(replace_all(value.get<std::string>(), "{task}", task));
+        else args.push_back(argument_text(value));
     }
 }
 
@@ -86,6 +88,10 @@ const StudyModel& cell_model(const Study& study, const StudyCell& cell) {
 std::string replay_folder(const StudyModel& model, const std::string& task) {
     if (model.proposer != "replay") return {};
     return replace_all(model.options.value("replay", std::string()), "{task}", task);
+}
+
+std::string start_kernel(const Study& study, const std::string& task) {
+    return replace_all(study.run_options.value("from", std::string()), "{task}", task);
 }
 
 std::vector<std::string> run_arguments(const Study& study, const StudyCell& cell, const CellTarget& target) {

@@ -58,6 +58,8 @@ const StudyModel& cell_model(const Study& study, const StudyCell& cell);
 
 // The replay folder of `model` for `task` ({task} substituted); empty for other proposers.
 std::string replay_folder(const StudyModel& model, const std::string& task);
+// The kernel file every run of `task` starts from ([run] from, {task} substituted); empty when none.
+std::string start_kernel(const Study& study, const std::string& task);
 
 // Where a cell's run goes: the store, the folder of best kernels, the study and the run's id.
 struct CellTarget {

@@ -345,6 +345,11 @@ private:
         auto options = read_options(r, run_keys(), "");
         if (!options) return options.error();
         study_.run_options = std::move(*options);
+        if (study_.run_options.contains("from")) {
+            fs::path from = study_.run_options["from"].get<std::string>();
+            if (from.is_relative()) from = base_dir_ / from;
+            study_.run_options["from"] = from.lexically_normal().string();
+        }
         return r.finish(key_names(run_keys(), {}));
     }
 
@@ -426,6 +431,11 @@ private:
 
     // The matrix as a whole: every replay folder there, a cost cap that can be counted.
     Expected<Study> check_matrix() {
+        for (const auto& task : study_.tasks) {
+            const std::string from = start_kernel(study_, task);
+            if (!from.empty() && !fs::is_regular_file(from))
+                return make_error(fmt::format("{}: [run] from names {} for task {}: no such file", path_, from, task));
+        }
         for (const auto& model : study_.models) {
             for (const auto& task : study_.tasks) {
                 const std::string folder = replay_folder(model, task);

@@ -33,10 +33,11 @@ constexpr double kMaxMeanZ = 0.15, kMaxCovRel = 0.30, kMinAccept = 0.45, kMaxAcc
 // chains of correct kernels stay within 1.4e-6 (1 + |q_ref|) of the reference (70x inside
 // kAgreeTolerance) and none of 16384 leaves it over 200 steps; fast-math logarithms (~1e-6 off)
 // would flip a decision about once in 10^4 chains: on the H200 the best-known kernel (fast-math
-// exponentials) left 3 of 8192 chains (3.7e-4) at 24x8192x200, 27x inside a 1% budget, so the
-// budget is 2% (55x). A chain that leaves costs 1/k of the budget, so one chain in 16 frozen,
-// stalled or mis-indexed (6.25%) still fails, 3x outside.
-constexpr double kAgreeTolerance = 1e-4, kMaxOffFraction = 0.02;
+// exponentials) left 3 of 8192 chains (3.7e-4) at 24x8192x200, and the best-known OpenCL kernel
+// through NVIDIA's OpenCL 4 of 8192 (4.9e-4) at 20x8192x200: flips are rare random events, so the
+// budget is 3% (61x and 82x inside). A chain that leaves costs 1/k of the budget, so one chain in
+// 16 frozen, stalled or mis-indexed (6.25%) still fails, 2.1x outside.
+constexpr double kAgreeTolerance = 1e-4, kMaxOffFraction = 0.03;
 
 enum Stream : uint64_t { matrix_stream = 1, start_stream = 2, constant_stream = 3 };
 enum Buf : int { q_a = 0, q_b = 1, accept_buf = 2, a_buf = 3 };

@@ -29,7 +29,7 @@ std::string best_so_far_figures(const std::vector<GroupRow>& rows, bool with_str
         LineChart& chart = by_task[r.key.task];
         chart.title = "Best so far: " + r.key.task;
         chart.x.label = "iteration";
-        chart.y.label = "incumbent score (fraction of roofline)";
+        chart.y.label = "best score so far (fraction of roofline)";
         LineSeries s;
         s.name = fmt::format("{} (n={})", series_name(r.key, with_strategy), r.run_ids.size());
         for (size_t i = 0; i < r.best_so_far.size(); ++i)
@@ -39,7 +39,7 @@ std::string best_so_far_figures(const std::vector<GroupRow>& rows, bool with_str
     std::string out;
     for (const auto& [task, chart] : by_task)
         out += figure("best-so-far-" + task, render_line_chart(chart),
-                      "The incumbent's score after each iteration (iteration 0: the seed); the median over a group's runs.");
+                      "The best accepted score after each iteration (iteration 0: the seed; one-plus-one: its incumbent); the median over a group's runs.");
     return out;
 }
 
@@ -141,7 +141,7 @@ std::string results_table(const std::vector<GroupRow>& rows) {
                            cell("heldout_speedup", fixed3(r.heldout_speedup)),
                            cell("heldout_verdict", counts_text(r.heldout_verdicts)),
                            cell("candidates", counts_text(r.candidates)), cell("tokens", std::to_string(r.tokens)),
-                           cell("cost", fmt::format("{:.4f}", r.cost_usd)));
+                           cell("cost", cost_text(r.cost_usd)));
     return out + "</table>\n</section>\n";
 }
 

@@ -27,6 +27,11 @@ std::string fixed3(const std::optional<double>& v) {
     return v && std::isfinite(*v) ? fmt::format("{:.3f}", *v) : std::string("-");
 }
 
+std::string cost_text(double usd) {
+    if (!(usd > 0)) return "0";
+    return usd >= 0.01 ? fmt::format("{:.4f}", usd) : fmt::format("{:.2g}", usd);
+}
+
 std::string speedup_text(const std::optional<double>& v) {
     return v && std::isfinite(*v) ? fmt::format("{:.2f}x", *v) : std::string("-");
 }

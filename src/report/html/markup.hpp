@@ -15,5 +15,8 @@ std::string escape_html(std::string_view text);
 std::string fixed3(const std::optional<double>& value);
 // "1.23x"; "-" when absent or not finite.
 std::string speedup_text(const std::optional<double>& value);
+// USD: "0" for none, "0.0123" from a cent up, two significant digits below ("1.2e-05"), so that a
+// cheap model's cost does not read as zero.
+std::string cost_text(double usd);
 
 }  // namespace kevo

@@ -13,11 +13,11 @@ namespace kevo {
 
 namespace {
 
-constexpr double kWidth = 700, kHeight = 380;
-constexpr double kLeft = 66, kRight = 190, kTop = 36, kBottom = 58;
+constexpr double kWidth = 740, kHeight = 380;
+constexpr double kLeft = 66, kRight = 220, kTop = 36, kBottom = 58;
 constexpr double kPlotRight = kWidth - kRight, kPlotBottom = kHeight - kBottom;
 constexpr double kStrip = 34;  // the scatter's strip for points apart, below its plot
-constexpr size_t kLegendChars = 24;
+constexpr size_t kLegendChars = 30;  // "tuner / one-plus-one (n=3)" whole
 const char* const kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
                                 "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"};
 

@@ -32,7 +32,15 @@ class TuneProposer final : public Proposer {
 public:
     std::string name() const override { return "tune"; }
 
-    void observe(const Attempt& a) override { evaluated_.insert(point_key(a.source, a.result.defines.empty() ? a.defines : a.result.defines)); }
+    // A kernel evaluated without a define for a knob ran with that knob's default (its first value):
+    // the point is recorded complete, so the starting kernel's point is not proposed again.
+    void observe(const Attempt& a) override {
+        Point point = a.result.defines.empty() ? a.defines : a.result.defines;
+        if (auto directives = parse_directives(a.source))
+            for (const auto& k : directives->knobs)
+                if (!point.count(k.name) && !k.values.empty()) point[k.name] = k.values.front();
+        evaluated_.insert(point_key(a.source, point));
+    }
 
     Proposal propose(const ProposalContext& context) override {
         Proposal p;

@@ -1,0 +1,143 @@
+// Test helper: LiteLLM's proxy (the real OpenAI-compatible server, from PyPI: scripts/install-deps.sh
+// puts it in .venv-litellm, KEVO_LITELLM may name another) started on 127.0.0.1 as a child process in
+// its own process group, with a configuration file of models that answer from `mock_response`;
+// the whole group is killed when the object goes, whether the test passed or not.
+#pragma once
+
+#include <arpa/inet.h>
+#include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kevo_process.hpp"
+#include "task/registry.hpp"
+
+extern char** environ;
+
+namespace kevo::test {
+
+inline constexpr const char* kMasterKey = "sk-kevo-test-5d1f0c8a9b7e4f3a2c6d8e0f1a2b3c4d";
+
+// KEVO_LITELLM, else the virtual environment scripts/install-deps.sh makes.
+inline std::optional<std::string> find_litellm() {
+    if (const char* named = std::getenv("KEVO_LITELLM"); named && *named) return std::string(named);
+    const std::string venv = std::string(KEVO_SOURCE_DIR) + "/.venv-litellm/bin/litellm";
+    if (::access(venv.c_str(), X_OK) == 0) return venv;
+    return std::nullopt;
+}
+
+inline int free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    addr.sin_port = 0;
+    socklen_t len = sizeof addr;
+    int port = 0;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+        port = ntohs(addr.sin_port);
+    ::close(fd);
+    return port;
+}
+
+// Skips the calling test where LiteLLM is not installed, except in CI (CI=true), where it fails.
+#define KEVO_REQUIRE_LITELLM(litellm)                                                                           \
+    const auto litellm = ::kevo::test::find_litellm();                                                          \
+    if (!litellm) {                                                                                             \
+        const char* ci = std::getenv("CI");                                                                     \
+        if (ci && std::string(ci) == "true")                                                                    \
+            FAIL() << "CI=true but LiteLLM's proxy is not installed (scripts/install-deps.sh puts it in "         \
+                      ".venv-litellm; KEVO_LITELLM may name it)";                                               \
+        GTEST_SKIP() << "LiteLLM's proxy is not installed: run scripts/install-deps.sh or set KEVO_LITELLM";   \
+    }
+
+// An answer as a model writes one: a sentence, then the code in a fenced block.
+inline std::string fenced(const std::string& code) { return "Here is my kernel.\n\n```opencl\n" + code + "\n```\n"; }
+
+// heat2d's OpenCL seed with another work-group shape ("32,4"): a correct kernel of other speed.
+inline std::string heat2d_variant(const std::string& block) {
+    std::string source(task_file("heat2d", "seed.cl"));
+    source.replace(source.find("// kevo: launch heat_step block=BX,BY"), 37, "// kevo: launch heat_step block=" + block);
+    return source;
+}
+
+// The proxy as a child process in its own process group, killed (the whole group) when this ends,
+// whether the test passed or not.
+class LiteLlmProxy {
+    using Clock = std::chrono::steady_clock;
+
+public:
+    LiteLlmProxy(const std::string& litellm, const std::string& config, std::string log)
+        : port_(free_port()), log_(std::move(log)) {
+        std::vector<std::string> args = {litellm, "--config", config, "--port", std::to_string(port_), "--host", "127.0.0.1"};
+        std::vector<std::string> env;
+        for (char** e = environ; *e; ++e) env.emplace_back(*e);
+        env.emplace_back("LITELLM_LOCAL_MODEL_COST_MAP=True");  // its bundled price list: no network
+        env.emplace_back("LITELLM_TELEMETRY=False");
+        env.emplace_back("NO_PROXY=127.0.0.1,localhost");
+        std::vector<char*> argv, envp;
+        for (auto& a : args) argv.push_back(a.data());
+        argv.push_back(nullptr);
+        for (auto& e : env) envp.push_back(e.data());
+        envp.push_back(nullptr);
+        pid_ = kevo::test::spawn_in_own_group(litellm.c_str(), argv.data(), envp.data(), log_);
+    }
+    ~LiteLlmProxy() {
+        if (pid_ <= 0) return;
+        ::kill(-pid_, SIGTERM);
+        const auto until = Clock::now() + std::chrono::seconds(10);
+        int status = 0;
+        while (::waitpid(pid_, &status, WNOHANG) == 0) {
+            if (Clock::now() > until) {
+                ::kill(-pid_, SIGKILL);
+                ::waitpid(pid_, &status, 0);
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        }
+        ::kill(-pid_, SIGKILL);  // anything it left behind in its group
+    }
+    LiteLlmProxy(const LiteLlmProxy&) = delete;
+    LiteLlmProxy& operator=(const LiteLlmProxy&) = delete;
+
+    // Waits for /health/liveliness; an error text when the proxy died or never answered.
+    std::string wait_ready(double seconds) {
+        if (pid_ <= 0) return "cannot start the proxy";
+        httplib::Client client("127.0.0.1", port_);
+        client.set_connection_timeout(1);
+        const auto until = Clock::now() + std::chrono::duration<double>(seconds);
+        while (Clock::now() < until) {
+            int status = 0;
+            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+                pid_ = -1;
+                return "the proxy exited while starting:\n" + log_tail();
+            }
+            if (auto res = client.Get("/health/liveliness"); res && res->status == 200) return {};
+            std::this_thread::sleep_for(std::chrono::milliseconds(250));
+        }
+        return "the proxy did not answer /health/liveliness in time:\n" + log_tail();
+    }
+    std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+    std::string log_tail() const {
+        const std::string log = slurp(log_);
+        return log.substr(log.size() > 3000 ? log.size() - 3000 : 0);
+    }
+
+private:
+    int port_;
+    std::string log_;
+    pid_t pid_ = -1;
+};
+
+}  // namespace kevo::test
