@@ -13,6 +13,7 @@
 
 #include "core/dtypes.hpp"
 #include "core/rng.hpp"
+#include "eval/device_case.hpp"
 #include "task/bf16_buffer.hpp"
 #include "task/checks.hpp"
 #include "task/outliers.hpp"
@@ -169,8 +170,10 @@ TEST(MlChecks, QuantTripleCosineBindsOnNoiseAndNonFiniteFails) {
 // decoding
 
 TEST(MlChecks, DecodeFloatsUnderstandsEachTypesNaNAndPoison) {
+    // The evaluator's poison for an output of each float type decodes as NaN, so an element a
+    // kernel never wrote fails the non-finite check.
     for (ElemType type : {ElemType::f32, ElemType::f16, ElemType::bf16, ElemType::f8e4m3}) {
-        const std::vector<std::byte> poison(4 * elem_size(type), std::byte{0xff});
+        const std::vector<std::byte> poison(4 * elem_size(type), poison_byte(type));
         const auto values = decode_floats(type, poison);
         ASSERT_EQ(values.size(), 4u) << elem_type_name(type);
         for (float v : values) EXPECT_TRUE(std::isnan(v)) << elem_type_name(type);
@@ -182,6 +185,8 @@ TEST(MlChecks, DecodeFloatsUnderstandsEachTypesNaNAndPoison) {
     std::memcpy(bytes.data(), &bf16_one, 2);
     EXPECT_EQ(decode_floats(ElemType::bf16, bytes)[0], 1.0f);
     EXPECT_EQ(decode_floats(ElemType::f8e4m3, {std::byte{0x7e}})[0], 448.0f);
+    EXPECT_EQ(poison_byte(ElemType::i4x2), std::byte{0x7f});
+    EXPECT_EQ(poison_byte(ElemType::i8), std::byte{0x7f});
 }
 
 TEST(MlChecks, ElementTypesHaveSizesAndNames) {
