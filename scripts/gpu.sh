@@ -44,7 +44,11 @@ export OCL_ICD_VENDORS=/tmp/kevo-icd
 export KEVO_CACHE_DIR="$PWD/build-gpu/cache"
 export LD_LIBRARY_PATH="$DEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 KEVO=./build-gpu/kevo
-tasks() { $KEVO tasks --json | python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)["tasks"]))'; }
+# Every task of the suite, or only those named in TASKS (space-separated), e.g. the ML pack's.
+tasks() {
+    if [ -n "${TASKS:-}" ]; then echo "$TASKS"; return; fi
+    $KEVO tasks --json | python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)["tasks"]))'
+}
 # The OpenCL device that is the GPU (the image also registers PoCL, which may come first).
 ocl_gpu() { $KEVO devices --json | python3 -c 'import json,sys
 for b in json.load(sys.stdin)["backends"]:
@@ -120,12 +124,12 @@ fi
 # over sizes, trials and seeds): `margins` for CUDA (MARGIN_PROFILES, MARGIN_SEEDS), `margins-opencl`
 # for NVIDIA's OpenCL; `slightly-wrong` checks that every slightly-wrong CUDA kernel is rejected here.
 if want margins; then
-    python3 scripts/margins.py --kevo "$KEVO" --backend cuda --profiles "${MARGIN_PROFILES:-small,large}" \
+    python3 scripts/margins.py --kevo "$KEVO" --backend cuda ${TASKS:+--tasks "${TASKS// /,}"} --profiles "${MARGIN_PROFILES:-small,large}" \
         --seeds "${MARGIN_SEEDS:-1}" --timeout 300 --json "$RES/margins_cuda_${MARGIN_PROFILES:-all}.json" 2>&1 |
         tee "$OUT/margins-cuda-${MARGIN_PROFILES:-all}.md"
 fi
 if want margins-opencl; then
-    python3 scripts/margins.py --kevo "$KEVO" --backend opencl --device "$(ocl_gpu)" --profiles "${MARGIN_PROFILES:-small}" \
+    python3 scripts/margins.py --kevo "$KEVO" --backend opencl --device "$(ocl_gpu)" ${TASKS:+--tasks "${TASKS// /,}"} --profiles "${MARGIN_PROFILES:-small}" \
         --seeds "${MARGIN_SEEDS:-1}" --timeout 120 --json "$RES/margins_opencl.json" 2>&1 | tee "$OUT/margins-opencl.md"
 fi
 if want slightly-wrong; then

@@ -13,7 +13,12 @@ uint64_t total_bytes(uint64_t payload) { return payload + 2 * kGuardBytes; }
 
 }  // namespace
 
-std::byte poison_byte(ElemType type) { return type == ElemType::i8 ? std::byte{0x7F} : std::byte{0xFF}; }
+// 0xFF bytes are NaN in every float type (f32, f16, bf16, f8e4m3: all exponent bits set, mantissa
+// not zero); the int8 types get 127 ((7, 7) in i4x2), a value a kernel that writes nothing is
+// unlikely to match by chance.
+std::byte poison_byte(ElemType type) {
+    return type == ElemType::i8 || type == ElemType::i4x2 ? std::byte{0x7F} : std::byte{0xFF};
+}
 
 DeviceCase::Resident::~Resident() {
     for (const auto& s : slots) {

@@ -12,6 +12,7 @@
 
 #include <fmt/format.h>
 
+#include "core/dtypes.hpp"
 #include "core/parallel.hpp"
 
 namespace kevo {
@@ -219,6 +220,137 @@ CheckResult check_relative_l2(std::span<const float> got, std::span<const float>
     return r;
 }
 
+CheckResult check_bf16_per_element(std::span<const uint16_t> got, std::span<const float> want, const Bf16Tolerance& tolerance,
+                                   const ElementScale& scale, double own_rounding, const IndexFormatter& where) {
+    const std::vector<float> got_values = [&] {
+        std::vector<float> v(got.size());
+        parallel_for(got.size(), [&](size_t begin, size_t end) {
+            for (size_t i = begin; i < end; ++i) v[i] = bf16_to_float(got[i]);
+        });
+        return v;
+    }();
+    if (auto rejected = reject_size_or_non_finite(got_values, want, where)) return *rejected;
+    const auto excess = [&](size_t i) {
+        const double w = want[i];
+        return std::max(0.0, std::fabs(got_values[i] - w) - own_rounding * bf16_ulp(w));
+    };
+    const auto allowed = [&](size_t i) { return tolerance.ulps * bf16_ulp(want[i]) + tolerance.rel * scale(i); };
+    const Worst worst = scan_worst(want, [&](size_t i) {
+        const double e = excess(i);
+        if (e == 0) return 0.0;
+        const double a = allowed(i);
+        return a > 0 ? e / a : std::numeric_limits<double>::infinity();
+    });
+    CheckResult r;
+    r.kind = "bf16_ulp";
+    r.worst_index = worst.index;
+    if (worst.index < 0) {
+        r.pass = true;
+        r.message = "no values to compare";
+        return r;
+    }
+    const auto i = static_cast<size_t>(worst.index);
+    const double ulp = bf16_ulp(want[i]);
+    r.error = excess(i);
+    r.tolerance = allowed(i);
+    r.pass = r.error <= r.tolerance;
+    r.message = fmt::format("nearest to failing: {}, |err| {} ulp, {} ulp beyond the output's own rounding ({} ulp), "
+                            "against {} ulp + {} x scale {}; got {}, expected {}",
+                            where(worst.index), short_sci(std::fabs(got_values[i] - static_cast<double>(want[i])) / ulp),
+                            short_sci(r.error / ulp), own_rounding, short_sci(tolerance.ulps), short_sci(tolerance.rel),
+                            short_sci(scale(i)), value_text(got_values[i]), value_text(want[i]));
+    return r;
+}
+
+ReferenceValues bf16_reference_values(const std::vector<std::byte>& ref, size_t count) {
+    ReferenceValues out;
+    if (ref.size() == count * sizeof(uint16_t)) {
+        out.values = decode_floats(ElemType::bf16, ref);
+        out.own_rounding = 1.0;
+    } else {
+        const auto floats = as_floats(ref);
+        out.values.assign(floats.begin(), floats.end());
+    }
+    return out;
+}
+
+CheckResult check_bit_exact(const std::vector<std::byte>& got, const std::vector<std::byte>& want, size_t element_bytes,
+                            const IndexFormatter& where) {
+    assert(element_bytes > 0);
+    CheckResult r;
+    r.kind = "bit_exact";
+    if (got.size() != want.size()) {
+        r.kind = "size";
+        r.message = fmt::format("output holds {} bytes, expected {}", got.size(), want.size());
+        return r;
+    }
+    const size_t count = want.size() / element_bytes;
+    int64_t first = -1, differing = 0;
+    std::mutex lock;
+    parallel_for(count, [&](size_t begin, size_t end) {
+        int64_t part_first = -1, part_count = 0;
+        for (size_t i = begin; i < end; ++i)
+            if (std::memcmp(got.data() + i * element_bytes, want.data() + i * element_bytes, element_bytes) != 0) {
+                if (part_first < 0) part_first = static_cast<int64_t>(i);
+                ++part_count;
+            }
+        std::lock_guard guard(lock);
+        if (part_first >= 0 && (first < 0 || part_first < first)) first = part_first;
+        differing += part_count;
+    });
+    r.error = static_cast<double>(differing);
+    r.worst_index = first;
+    r.pass = differing == 0;
+    r.message = r.pass ? fmt::format("all {} elements identical", count)
+                       : fmt::format("{} of {} elements differ; the first at {}", differing, count, where(first));
+    return r;
+}
+
+CheckResult check_quant_triple(std::span<const float> got, std::span<const float> want, const QuantThresholds& thresholds) {
+    if (auto rejected = reject_size_or_non_finite(got, want, flat_index())) return *rejected;
+    struct Sums {
+        double dot = 0, got2 = 0, want2 = 0, abs_diff = 0, abs_want = 0, diff2 = 0;
+    } total;
+    std::mutex lock;
+    parallel_for(want.size(), [&](size_t begin, size_t end) {
+        Sums part;
+        for (size_t i = begin; i < end; ++i) {
+            const double g = got[i], w = want[i], d = g - w;
+            part.dot += g * w;
+            part.got2 += g * g;
+            part.want2 += w * w;
+            part.abs_diff += std::fabs(d);
+            part.abs_want += std::fabs(w);
+            part.diff2 += d * d;
+        }
+        std::lock_guard guard(lock);
+        total.dot += part.dot, total.got2 += part.got2, total.want2 += part.want2;
+        total.abs_diff += part.abs_diff, total.abs_want += part.abs_want, total.diff2 += part.diff2;
+    });
+    const double inf = std::numeric_limits<double>::infinity();
+    // Two zero vectors agree; a zero against a non-zero one does not.
+    const double norms = std::sqrt(total.got2 * total.want2);
+    const double cosine = norms > 0 ? total.dot / norms : (total.got2 == total.want2 ? 1.0 : 0.0);
+    const double rel_l1 = total.abs_want > 0 ? total.abs_diff / total.abs_want : (total.abs_diff > 0 ? inf : 0.0);
+    const double rel_rmse = total.want2 > 0 ? std::sqrt(total.diff2 / total.want2) : (total.diff2 > 0 ? inf : 0.0);
+    const auto rule = [&](const char* kind, double error, double tolerance) {
+        CheckResult r;
+        r.kind = kind;
+        r.error = error;
+        r.tolerance = tolerance;
+        r.pass = error <= tolerance;
+        return r;
+    };
+    CheckResult r = binding(binding(rule("cosine", 1 - cosine, 1 - thresholds.min_cosine),
+                                    rule("rel_l1", rel_l1, thresholds.max_rel_l1)),
+                            rule("rmse", rel_rmse, thresholds.max_rel_rmse));
+    r.message = fmt::format("cosine {:.6f} (min {}), relative L1 {} (max {}), RMSE / rms(ref) {} (max {}) over {} values; "
+                            "binding: {}",
+                            cosine, thresholds.min_cosine, short_sci(rel_l1), short_sci(thresholds.max_rel_l1),
+                            short_sci(rel_rmse), short_sci(thresholds.max_rel_rmse), want.size(), r.kind);
+    return r;
+}
+
 CheckResult binding(CheckResult a, CheckResult b) {
     if (a.pass != b.pass) return a.pass ? b : a;
     // The smaller margin, i.e. the larger error / tolerance (the one further outside when both
@@ -237,6 +369,36 @@ double rms(std::span<const float> values) {
         sum += part;
     });
     return std::sqrt(sum / static_cast<double>(values.size()));
+}
+
+std::vector<float> decode_floats(ElemType type, const std::vector<std::byte>& bytes) {
+    const size_t size = elem_size(type);
+    assert(bytes.size() % size == 0);
+    const size_t count = bytes.size() / size;
+    std::vector<float> out(count);
+    const auto* raw = reinterpret_cast<const unsigned char*>(bytes.data());
+    parallel_for(count, [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) {
+            switch (type) {
+                case ElemType::f32: std::memcpy(&out[i], raw + 4 * i, 4); break;
+                case ElemType::bf16:
+                case ElemType::f16: {
+                    uint16_t bits;
+                    std::memcpy(&bits, raw + 2 * i, 2);
+                    out[i] = type == ElemType::bf16 ? bf16_to_float(bits) : f16_to_float(bits);
+                    break;
+                }
+                case ElemType::f8e4m3: out[i] = e4m3_to_float(raw[i]); break;
+                default: assert(false && "decode_floats takes a float type"); break;
+            }
+        }
+    });
+    return out;
+}
+
+std::span<const uint16_t> as_bf16(const std::vector<std::byte>& bytes) {
+    assert(bytes.size() % sizeof(uint16_t) == 0);
+    return {reinterpret_cast<const uint16_t*>(bytes.data()), bytes.size() / sizeof(uint16_t)};
 }
 
 std::span<const float> as_floats(const std::vector<std::byte>& bytes) {

@@ -1,7 +1,8 @@
 // Helpers shared by the task definitions: the comparators behind the checks (max-abs against the
-// reference's magnitude, per element against each element's own scale, relative L2; all with
-// NaN/Inf detection and messages that say where), index formatters for those messages, and the
-// draw of an outlier constant.
+// reference's magnitude, per element against each element's own scale, relative L2, bf16 outputs
+// in ulps beyond their own rounding, bit-exact, the quantisation triple; all with NaN/Inf
+// detection and messages that say where), index formatters for those messages, the decoding of
+// narrow output types, and the draw of an outlier constant.
 #pragma once
 
 #include <cstddef>
@@ -78,6 +79,58 @@ double rms(std::span<const float> values);
 // initial state and over the reference: rounding happened at the magnitudes the run went through,
 // which a decaying or spreading field no longer shows at its end.
 double max_magnitude(std::span<const float> values);
+
+// A bf16 output against its reference. The output's own rounding to bf16 is unavoidable and the
+// same for every correct kernel, so element i's error is what lies beyond it:
+//   excess_i = max(0, |got_i - want_i| - own_rounding * ulp(want_i))      (ulp: bf16_ulp)
+// and element i passes when excess_i <= ulps * ulp(want_i) + rel * scale(i). own_rounding is 0.5
+// when want is the exact value (a CPU reference in double, stored as float) and 1 when want is
+// itself a bf16 result (a device reference). `rel * scale(i)` is the floor where terms cancel
+// (rope's x1 cos - x2 sin near 0, where an ulp of the result is far below the fp32 error of
+// its terms). Kind "bf16_ulp"; error and tolerance are those of the element nearest to failing,
+// so tolerance / error is the margin. NaN or Inf in got fails as in check_max_abs.
+struct Bf16Tolerance {
+    double ulps = 0;
+    double rel = 0;
+};
+CheckResult check_bf16_per_element(std::span<const uint16_t> got, std::span<const float> want, const Bf16Tolerance& tolerance,
+                                   const ElementScale& scale, double own_rounding,
+                                   const IndexFormatter& where = flat_index());
+
+// A reference for a narrow output: a CPU reference holds exact values as floats, a device
+// reference (the seed's own output) holds the output's bits. Tells them apart by size.
+struct ReferenceValues {
+    std::vector<float> values;
+    double own_rounding = 0.5;  // 0.5 for exact values, 1 for values rounded like the output
+};
+ReferenceValues bf16_reference_values(const std::vector<std::byte>& ref, size_t count);
+
+// Byte-for-byte equality of got and want, element by element (element_bytes wide). Kind
+// "bit_exact"; error = the number of differing elements, tolerance 0; the message names the first.
+CheckResult check_bit_exact(const std::vector<std::byte>& got, const std::vector<std::byte>& want, size_t element_bytes,
+                            const IndexFormatter& where = flat_index());
+
+// The quantisation triple (KernelBench-X's cosine / relative L1 / RMSE), all in float64:
+//   cosine(got, want) >= min_cosine, sum|got - want| / sum|want| <= max_rel_l1,
+//   rms(got - want) / rms(want) <= max_rel_rmse  (RMSE relative to rms(ref): the same number as
+//   relative L2, bounded separately).
+// KernelBench-X's 0.95 / 0.05 / 0.1 are for tasks that quantise inside the kernel; a kevo task gives
+// the kernel its quantised operands and scales, so its reference is exact and its thresholds can
+// be far tighter: each task sets its own. Kind "cosine", "rel_l1" or "rmse": the binding one (the
+// cosine's error and tolerance are 1 - cosine and 1 - min_cosine). NaN/Inf fail as above.
+struct QuantThresholds {
+    double min_cosine = 0;
+    double max_rel_l1 = 0;
+    double max_rel_rmse = 0;
+};
+CheckResult check_quant_triple(std::span<const float> got, std::span<const float> want, const QuantThresholds& thresholds);
+
+// The values of a downloaded buffer of a float type (f32, f16, bf16, f8e4m3) as floats; NaN and
+// infinity patterns of each type come out as float NaN and infinity, so every float comparator
+// above also checks narrow outputs. Asserts a float type and a whole number of elements.
+std::vector<float> decode_floats(ElemType type, const std::vector<std::byte>& bytes);
+// A downloaded bf16 buffer as its 16-bit words (its size must be even).
+std::span<const uint16_t> as_bf16(const std::vector<std::byte>& bytes);
 
 // Views a downloaded buffer as floats (its size must be a multiple of 4).
 std::span<const float> as_floats(const std::vector<std::byte>& bytes);

@@ -16,8 +16,27 @@ size_t elem_size(ElemType type) {
         case ElemType::f32: return 4;
         case ElemType::u32: return 4;
         case ElemType::i8: return 1;
+        case ElemType::i32: return 4;
+        case ElemType::f16: return 2;
+        case ElemType::bf16: return 2;
+        case ElemType::f8e4m3: return 1;
+        case ElemType::i4x2: return 1;
     }
     return 1;
+}
+
+const char* elem_type_name(ElemType type) {
+    switch (type) {
+        case ElemType::f32: return "f32";
+        case ElemType::u32: return "u32";
+        case ElemType::i8: return "i8";
+        case ElemType::i32: return "i32";
+        case ElemType::f16: return "f16";
+        case ElemType::bf16: return "bf16";
+        case ElemType::f8e4m3: return "f8e4m3";
+        case ElemType::i4x2: return "i4x2";
+    }
+    return "?";
 }
 
 int64_t SizeSpec::param(const std::string& name) const {

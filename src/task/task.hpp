@@ -53,12 +53,17 @@ struct TaskSpec {
 enum class Trial { nominal, outlier };
 const char* trial_name(Trial trial);
 
-enum class ElemType { f32, u32, i8 };
+// Element types of buffers. The narrow ones (src/core/dtypes.hpp) are stored as their bits: bf16
+// and f16 as 16-bit words, f8e4m3 as bytes, i4x2 as bytes of two int4 (low nibble first), so
+// elem_size(i4x2) is the size of one byte holding two elements.
+enum class ElemType { f32, u32, i8, i32, f16, bf16, f8e4m3, i4x2 };
 size_t elem_size(ElemType type);
+const char* elem_type_name(ElemType type);  // "bf16"
 
 // input: read by kernels, must be unchanged afterwards (checksummed).
 // state: the initial state, restored before every run; kernels may overwrite it.
-// output: poisoned with NaN (0xFF bytes for integer data) before every run.
+// output: poisoned before every run: NaN for the float types (0xFF bytes are NaN in f32, f16,
+// bf16 and f8e4m3 alike), 0x7F bytes for i8 and i4x2 (127; (7, 7)), 0xFF bytes for u32 and i32.
 enum class BufferRole { input, state, output };
 
 struct HostBuffer {

@@ -1,0 +1,17 @@
+// kv_cache_write_neighbour: writes each value row into the neighbouring slot of the same block
+// (slot ^ 1) while the key row goes where it should, as a kernel with a mistyped value index would.
+// kevo: tune BX 128 64 256 512
+// kevo: launch kv_cache_write block=BX,1
+#ifndef BX
+#define BX 128
+#endif
+
+__kernel void kv_cache_write(__global const ushort* key, __global const ushort* value, __global ushort* key_cache, __global ushort* value_cache, __global const int* slot_mapping, uint row, uint tokens)
+{
+    const uint i = (uint)get_global_id(0), t = (uint)get_global_id(1);
+    if (i >= row || t >= tokens) return;
+    const int slot = slot_mapping[t];
+    if (slot < 0) return;
+    key_cache[(size_t)slot * row + i] = key[(size_t)t * row + i];
+    value_cache[(size_t)(slot ^ 1) * row + i] = value[(size_t)t * row + i];  // WRONG: the neighbour slot
+}
