@@ -56,7 +56,9 @@ protected:
     static void SetUpTestSuite() {
         const auto device = kevo::test::opencl_cpu_device();
         if (!device) return;
-        const fs::path dir = fs::path(::testing::TempDir()) / "kevo_report_html_fixture";
+        // One folder per kevo binary: two build trees testing at once must not rebuild each other's store.
+        const fs::path dir = fs::path(::testing::TempDir()) /
+                             fmt::format("kevo_report_html_fixture_{:016x}", std::hash<std::string>{}(KEVO_BINARY));
         fs::create_directories(dir);
         const int lock = ::open((dir / "lock").c_str(), O_CREAT | O_RDWR, 0644);
         ::flock(lock, LOCK_EX);
