@@ -44,14 +44,17 @@
 // the chains as vector lanes every operation serves 16 chains (AVX-512 here; two halves on AVX2),
 // d stays a run-time loop bound (one instance, compiled in about 4 s).
 //
-// Checked on PoCL 3.1 (pthread CPU device, 2 cores) with the snapshot binary:
+// Checked on PoCL 3.1 (pthread CPU device, 2 cores) with the snapshot binary (the paper and large
+// lines before the float16 CPU path; that one: small profile, both paths, on PoCL 3.1 and 5.0, and a
+// scratch harness against seed.cl, k in {1, 15, 17, 77, 100} x every even d, 4 steps, at CB/G =
+// 32/8, 16/4 and 64/8: the same accept counts, q within 1e-4, a broken tail caught):
 //   kevo eval hmc tasks/hmc/best.cl --backend opencl --profile small --sizes all --check-only  -> ok, 4 sizes incl. held-out
 //   kevo eval hmc tasks/hmc/best.cl --backend opencl --profile paper --sizes all --check-only  -> ok, 4 sizes incl. held-out
 //   kevo eval hmc tasks/hmc/best.cl --backend opencl --profile large --sizes all --check-only  -> ok, 4 sizes incl. held-out
 //   all 12 combinations of G, CB, AREG at the small profile -> ok; and a scratch harness against
 //   seed.cl (same inputs, 4 steps): every even d from 2 to 32 at k = 100, and every knob
 //   combination at d = 2, 14, 24, 32 with k = 77: the same accept counts, q within 1.2e-6.
-// Indicative PoCL times (paper profile, 2-core CPU, says nothing about a GPU): seed / this file
+// Indicative PoCL times of the GPU path (PATH=gpu; paper profile, 2-core CPU, says nothing about a GPU): seed / this file
 // 2.05 s / 7.70 s at d=8, 1.29 / 2.11 s at d=16, 1.26 / 1.07 s at d=32, held-out 1.34 / 1.93 s
 // (work-group barriers per leapfrog step are expensive on a CPU).
 //

@@ -49,7 +49,10 @@
 // POCL_DEVICE_ADDRESS_BITS and targets the host's architecture; every other implementation gets
 // the GPU path above). HMUL=auto (the default) is 0 there and 2 on the GPU path,
 // and the threshold table is built by every work-item in private memory instead of once per
-// group in local memory, so the CPU path has no barrier.
+// group in local memory, so the CPU path has no barrier. Work-items that own no strip return
+// before building it (at nx = 64, 28 of a group's 32 columns), and it is filled from its 5
+// distinct thresholds: building all 20 entries in every work-item cost more than the spin updates
+// at the small sizes (it left this path level with the seed there; 2.1-2.4x after, docs/best-kernels.md).
 // The launch geometry is the GPU path's on both paths (the host reads one set of directives).
 // PoCL runs a work-group as loops over its work-items, split at every barrier, and vectorises
 // such a loop only when a work-item's code has no loop of its own.
