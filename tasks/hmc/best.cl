@@ -32,22 +32,29 @@
 // Knobs: every combination is valid (local memory 14.5 KB at the defaults, 24.5 KB at CB=64 G=8).
 //
 // THE CPU PATH (PATH=cpu; PATH=auto chooses it on PoCL's CPU device, whose compiler defines
-// POCL_DEVICE_ADDRESS_BITS and targets the host's architecture): one chain per work-item (row 0 of
-// the group; the other G-1 rows idle, since the host's geometry is the GPU path's), the whole
-// step in private memory with d a literal (the same switch), A read from memory (cached), no
-// local memory and no barrier. PoCL runs a work-group as loops over its work-items split at every
-// barrier, so the GPU path's barrier per leapfrog step cost it L+2 passes per step; its first
-// version timed out (60 s) at the small profile. The 16 instances take PoCL 3.1 about 15 s to
-// compile at the first launch (the rows of the product are not unrolled, for that reason).
+// POCL_DEVICE_ADDRESS_BITS and targets the host's architecture): VL = 16 chains per work-item as
+// the lanes of float16 vectors (the first CB / 16 work-items of the group's row 0; the others idle,
+// since the host's geometry is the GPU path's), the whole step in private memory, A read from
+// memory (cached: 4 KB at d = 32) and broadcast, no local memory and no barrier. PoCL runs a
+// work-group as loops over its work-items split at every barrier, and vectorises such a loop only
+// when a work-item's code has no loop of its own: the GPU path's barrier per leapfrog step cost it
+// L+2 passes per step (its first version timed out at the small profile), and one scalar chain per
+// work-item (the previous CPU path, d a literal through the switch) ran the leapfrog loop, the
+// hashes and Box-Muller's log, sqrt, cospi and sinpi one chain at a time: 0.96-2.0x the seed. With
+// the chains as vector lanes every operation serves 16 chains (AVX-512 here; two halves on AVX2),
+// d stays a run-time loop bound (one instance, compiled in about 4 s).
 //
-// Checked on PoCL 3.1 (pthread CPU device, 2 cores) with the snapshot binary:
+// Checked on PoCL 3.1 (pthread CPU device, 2 cores) with the snapshot binary (the paper and large
+// lines before the float16 CPU path; that one: small profile, both paths, on PoCL 3.1 and 5.0, and a
+// scratch harness against seed.cl, k in {1, 15, 17, 77, 100} x every even d, 4 steps, at CB/G =
+// 32/8, 16/4 and 64/8: the same accept counts, q within 1e-4, a broken tail caught):
 //   kevo eval hmc tasks/hmc/best.cl --backend opencl --profile small --sizes all --check-only  -> ok, 4 sizes incl. held-out
 //   kevo eval hmc tasks/hmc/best.cl --backend opencl --profile paper --sizes all --check-only  -> ok, 4 sizes incl. held-out
 //   kevo eval hmc tasks/hmc/best.cl --backend opencl --profile large --sizes all --check-only  -> ok, 4 sizes incl. held-out
 //   all 12 combinations of G, CB, AREG at the small profile -> ok; and a scratch harness against
 //   seed.cl (same inputs, 4 steps): every even d from 2 to 32 at k = 100, and every knob
 //   combination at d = 2, 14, 24, 32 with k = 77: the same accept counts, q within 1.2e-6.
-// Indicative PoCL times (paper profile, 2-core CPU, says nothing about a GPU): seed / this file
+// Indicative PoCL times of the GPU path (PATH=gpu; paper profile, 2-core CPU, says nothing about a GPU): seed / this file
 // 2.05 s / 7.70 s at d=8, 1.29 / 2.11 s at d=16, 1.26 / 1.07 s at d=32, held-out 1.34 / 1.93 s
 // (work-group barriers per leapfrog step are expensive on a CPU).
 //
@@ -192,67 +199,95 @@ static inline __attribute__((always_inline)) void load_ar(const int D, float* Ar
     }
 
 #if CPU_PATH
-// The CPU path's force f = A q for one chain, d = D a literal (each row unrolled, the rows not, to
-// keep 16 instances quick to compile; A from memory, where it stays cached: 4 KB at d = 32), two
-// partial sums per row.
-static inline __attribute__((always_inline)) void matvec_cpu(const int D, __global const float* restrict A, const float* q, float* f)
+// The CPU path: the group's CB chains in CB / VL work-items of VL chains each, the chains being the
+// lanes of VL-wide vectors (PoCL vectorises a loop over work-items only when a work-item's code has
+// no loop of its own, and the leapfrog loop is one), so every operation of the step, the
+// transcendentals of Box-Muller included, is one vector operation for VL chains.
+#define VL 16
+#if CB % VL != 0
+#error "the CPU path needs CB to be a multiple of 16"
+#endif
+#define VF float16
+#define VU uint16
+#define VI int16
+#define VLOAD vload16
+#define VSTORE vstore16
+#define CONVERT_VF convert_float16
+
+static inline VU fmix32_v(VU x)
 {
-#pragma unroll 1
-    for (int r = 0; r < D; ++r) {
-        float s0 = 0.0f, s1 = 0.0f;
-#pragma unroll
-        for (int c = 0; c < D; c += 2) {
-            s0 = fma(A[r * D + c], q[c], s0);
-            s1 = fma(A[r * D + c + 1], q[c + 1], s1);
+    x ^= x >> 16;
+    x *= 0x85EBCA6Bu;
+    x ^= x >> 13;
+    x *= 0xC2B2AE35u;
+    x ^= x >> 16;
+    return x;
+}
+
+// The task's generator for VL chains at once (keys = seed + chain * 0x9E3779B9 per lane).
+static inline VF uniform01_v(VU key, uint counter)
+{
+    return CONVERT_VF(fmix32_v(fmix32_v(key ^ counter)) >> 8) * (1.0f / 16777216.0f);
+}
+
+// f = A q for VL chains: row r of A is broadcast, q[c] holds coordinate c of every chain.
+static inline void matvec_v(__global const float* restrict A, uint d, const VF* q, VF* f)
+{
+    for (uint r = 0; r < d; ++r) {
+        VF s0 = (VF)(0.0f), s1 = (VF)(0.0f);
+        for (uint c = 0; c < d; c += 2) {  // d is even
+            s0 = fma((VF)(A[r * d + c]), q[c], s0);
+            s1 = fma((VF)(A[r * d + c + 1]), q[c + 1], s1);
         }
         f[r] = s0 + s1;
     }
 }
 
-// The CPU path: one whole HMC step of one chain in one work-item, d = D a literal, so q, p and f
-// are private arrays indexed by constants; no local memory, no barrier.
-static inline __attribute__((always_inline)) void chain_cpu(const int D, __global const float* restrict q_in,
-                                                            __global float* restrict q_out, __global uint* restrict accept,
-                                                            __global const float* restrict A, uint chain, uint L, float eps,
-                                                            uint step, uint seed)
+// One whole HMC step of the VL chains c0 .. c0+VL-1 (those below k), in private memory.
+static void chains_cpu(__global const float* restrict q_in, __global float* restrict q_out, __global uint* restrict accept,
+                       __global const float* restrict A, uint c0, uint k, uint d, uint L, float eps, uint step, uint seed)
 {
-    float q[32], p[32], f[32];  // the first D elements are used
-    const uint key = seed + chain * 0x9E3779B9u;
-    const uint base = step * (uint)(D + 1);
-    __global const float* qc = q_in + (size_t)chain * D;
-#pragma unroll
-    for (int i = 0; i < D; ++i) q[i] = qc[i];
-#pragma unroll
-    for (int i = 0; i < D; i += 2) {
-        const float u1 = fmax(uniform01(key, base + (uint)i), 1e-7f);
-        const float u2 = uniform01(key, base + (uint)i + 1u);
-        const float rad = sqrt(-2.0f * log(u1));
+    VF q[32], q0[32], p[32], f[32];  // coordinate i of the VL chains; the first d are used
+    float lane[VL];
+    for (uint i = 0; i < d; ++i) {
+        for (uint j = 0; j < VL; ++j) lane[j] = c0 + j < k ? q_in[(size_t)(c0 + j) * d + i] : 0.0f;
+        q[i] = q0[i] = VLOAD(0, lane);
+    }
+    uint kl[VL];
+    for (uint j = 0; j < VL; ++j) kl[j] = seed + (c0 + j) * 0x9E3779B9u;
+    const VU key = VLOAD(0, kl);
+    const uint base = step * (d + 1u);
+    for (uint i = 0; i < d; i += 2) {
+        const VF u1 = fmax(uniform01_v(key, base + i), 1e-7f);
+        const VF u2 = uniform01_v(key, base + i + 1u);
+        const VF rad = sqrt(-2.0f * log(u1));
         p[i] = rad * cospi(2.0f * u2);
         p[i + 1] = rad * sinpi(2.0f * u2);
     }
-    matvec_cpu(D, A, q, f);
-    float h = 0.0f;  // -(U_old + K_old), later + (U_new + K_new)
-#pragma unroll
-    for (int i = 0; i < D; ++i) {
+    matvec_v(A, d, q, f);
+    VF h = (VF)(0.0f);  // -(U_old + K_old), later + (U_new + K_new)
+    for (uint i = 0; i < d; ++i) {
         h -= 0.5f * (q[i] * f[i] + p[i] * p[i]);
-        p[i] = fma(-0.5f * eps, f[i], p[i]);
+        p[i] = fma((VF)(-0.5f * eps), f[i], p[i]);
     }
     for (uint l = 1; l <= L; ++l) {
-#pragma unroll
-        for (int i = 0; i < D; ++i) q[i] = fma(eps, p[i], q[i]);
-        matvec_cpu(D, A, q, f);
-        const float s = l == L ? 0.5f * eps : eps;
-#pragma unroll
-        for (int i = 0; i < D; ++i) p[i] = fma(-s, f[i], p[i]);
+        for (uint i = 0; i < d; ++i) q[i] = fma((VF)(eps), p[i], q[i]);
+        matvec_v(A, d, q, f);
+        const VF s = (VF)(l == L ? -0.5f * eps : -eps);
+        for (uint i = 0; i < d; ++i) p[i] = fma(s, f[i], p[i]);
     }
-#pragma unroll
-    for (int i = 0; i < D; ++i) h += 0.5f * (q[i] * f[i] + p[i] * p[i]);
-    const float u = uniform01(key, base + (uint)D);
-    const bool ok = isfinite(h) && log(fmax(u, 1e-30f)) < -h;
-    __global float* out = q_out + (size_t)chain * D;
-#pragma unroll
-    for (int i = 0; i < D; ++i) out[i] = ok ? q[i] : qc[i];
-    if (ok) accept[chain] += 1u;
+    for (uint i = 0; i < d; ++i) h += 0.5f * (q[i] * f[i] + p[i] * p[i]);
+    const VF u = uniform01_v(key, base + d);
+    const VI ok = isfinite(h) & isless(log(fmax(u, 1e-30f)), -h);  // -1 where accepted
+    for (uint i = 0; i < d; ++i) {
+        VSTORE(select(q0[i], q[i], ok), 0, lane);
+        for (uint j = 0; j < VL; ++j)
+            if (c0 + j < k) q_out[(size_t)(c0 + j) * d + i] = lane[j];
+    }
+    int okl[VL];
+    VSTORE(ok, 0, okl);
+    for (uint j = 0; j < VL; ++j)
+        if (c0 + j < k && okl[j]) accept[c0 + j] += 1u;
 }
 #endif
 
@@ -260,13 +295,11 @@ __kernel void hmc_step(__global const float* restrict q_in, __global float* rest
                        __global const float* restrict A, uint k, uint d, uint L, float eps, uint step, uint seed)
 {
 #if CPU_PATH
-    // Work-items of local row 0 take the group's CB chains; the other G-1 rows idle (the launch
-    // geometry is the GPU path's).
-    const uint chain = (uint)get_group_id(0) * CB + (uint)get_local_id(0);
-    if (get_local_id(1) == 0 && chain < k) {
-#define CHAIN_CPU(D) chain_cpu(D, q_in, q_out, accept, A, chain, L, eps, step, seed)
-        D_SWITCH(CHAIN_CPU)
-    }
+    // The first CB / VL work-items of local row 0 take the group's CB chains, VL each; the others
+    // idle (the launch geometry is the GPU path's). A d outside the contract touches no memory.
+    const uint c0 = (uint)get_group_id(0) * CB + (uint)get_local_id(0) * VL;
+    if (get_local_id(1) == 0 && get_local_id(0) < CB / VL && c0 < k && d >= 2u && d <= 32u && d % 2u == 0u)
+        chains_cpu(q_in, q_out, accept, A, c0, k, d, L, eps, step, seed);
 #else
     __local float4 As4[32 * SMAX / 4];        // A, rows padded to the stride S
     __local float4 qs4[2 * CB * SMAX / 4];    // per chain: two q slots

@@ -49,7 +49,10 @@
 // POCL_DEVICE_ADDRESS_BITS and targets the host's architecture; every other implementation gets
 // the GPU path above). HMUL=auto (the default) is 0 there and 2 on the GPU path,
 // and the threshold table is built by every work-item in private memory instead of once per
-// group in local memory, so the CPU path has no barrier.
+// group in local memory, so the CPU path has no barrier. Work-items that own no strip return
+// before building it (at nx = 64, 28 of a group's 32 columns), and it is filled from its 5
+// distinct thresholds: building all 20 entries in every work-item cost more than the spin updates
+// at the small sizes (it left this path level with the seed there; 2.1-2.4x after, docs/best-kernels.md).
 // The launch geometry is the GPU path's on both paths (the host reads one set of directives).
 // PoCL runs a work-group as loops over its work-items, split at every barrier, and vectorises
 // such a loop only when a work-item's code has no loop of its own.
@@ -133,16 +136,21 @@ __kernel void ising_step(__global char* spins, __global const float* p_accept, u
     // The CPU path keeps its own copy in private memory, so it has no barrier (PoCL splits a
     // work-group's loop over its work-items at every barrier).
 #if CPU_PATH
+    // Work-items past the lattice (most of a group at small nx) return before building the table,
+    // and the five distinct thresholds are computed once each.
+    if ((uint)get_global_id(0) * 16u >= nx || (uint)get_global_id(1) * RY >= ny) return;
+    uint nthr5[5];
+    for (uint e = 0; e < 5u; ++e) nthr5[e] = 0u - threshold(p_accept[e]);
     uint nthr_s[20];
     for (uint e = 0; e < 20u; ++e)
+        nthr_s[e] = e < 16u ? nthr5[4u - popcount(e)]
+                            : (e == 16u ? (1u << 19) : e == 17u ? (1u << 16) : e == 18u ? (1u << 24) : 2u);
 #else
     __local uint nthr_s[20];
     const uint lsz = (uint)(get_local_size(0) * get_local_size(1));
     for (uint e = (uint)(get_local_id(1) * get_local_size(0) + get_local_id(0)); e < 20u; e += lsz)
-#endif
         nthr_s[e] = e < 16u ? 0u - threshold(p_accept[4u - popcount(e)])
                             : (e == 16u ? (1u << 19) : e == 17u ? (1u << 16) : e == 18u ? (1u << 24) : 2u);
-#if !CPU_PATH
     barrier(CLK_LOCAL_MEM_FENCE);
 #endif
 
