@@ -85,6 +85,8 @@ Expected<NvrtcOutput> nvrtc_compile(const std::string& source, const std::vector
     if (auto ok = check_supported(*api, number, arch); !ok) return ok.error();
 
     std::vector<std::string> options = {"--gpu-architecture=" + arch, "-std=c++17", "-lineinfo"};
+    // Only for the allow-listed headers: the static scan refuses every other #include.
+    if (!api->include_dir.empty()) options.push_back("--include-path=" + api->include_dir);
     for (const auto& define : defines) {
         if (!valid_define(define))
             return make_error(fmt::format("invalid define '{}': expected NAME or NAME=VALUE", define));
