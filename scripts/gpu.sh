@@ -3,6 +3,7 @@
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
 # Usage: scripts/gpu.sh [build] [test] [calibrate] [ceilings] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
 #        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise] [report] [strategies]
+#        [tensor-ceilings]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build bench` is the rerunnable H200 benchmark: kevo bench (every best-known kernel
@@ -109,6 +110,32 @@ if want tune; then
         tail -3 "$RES/tune_$task.log"
         python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print({k: d[k] for k in ("task","iterations","seed_score","best_score","speedup","heldout_fraction","heldout_seed_fraction","heldout_speedup","best_path")})' "$RES/tune_$task.json"
     done 2>&1 | tee "$OUT/tune.txt"
+fi
+# The tensor-core ceilings and the ML launch contract on the device: `kevo calibrate --backend cuda`
+# (the cuBLASLt bf16, fp8 and int8 GEMMs at 8192^3 beside the datasheet's 989 / 1979 / 1979 T), then
+# bench/launch/: saxpy through 96 KiB of dynamic shared memory (smem=, must be ok), one asking for
+# more than a block may have (must be rejected, naming the limit) and a wgmma.fence kernel under
+# `// kevo: target sm_90a` (must be ok): $OUT/tensor-ceilings.txt.
+if want tensor-ceilings; then
+    {
+        $KEVO calibrate --backend cuda | grep -E "^(streaming|FP32|datasheet|tensor)"
+        $KEVO calibrate --backend cuda --json > "$RES/calibrate_cuda_tensor.json" 2>/dev/null
+        python3 -c 'import json,sys
+c = json.load(open(sys.argv[1])); sheet = (c.get("datasheet") or {}).get("tensor_gflops", {})
+for t in c["tensor"]:
+    ref = sheet.get(t["class"])
+    print("%-5s %-9s %8.1f TFLOP/s  datasheet %s  runs %s  (%s)" % (t["class"], t["source"], t["gflops"] / 1e3,
+          "%.0f" % (ref / 1e3) if ref else "-", " ".join("%.0f" % (r / 1e3) for r in t["runs"]), t["how"]))' \
+            "$RES/calibrate_cuda_tensor.json"
+        $KEVO devices | grep -E "tensor|ceilings"
+        for f in bench/launch/*.cu; do
+            timeout 300 $KEVO eval saxpy "$f" --backend cuda --profile paper --seed 1 --json > "$RES/launch_$(basename "$f" .cu).json" 2>&1
+            python3 -c 'import json,sys
+d = json.load(open(sys.argv[1])); print(sys.argv[2], d["verdict"], d.get("score"), d["diagnostics"][:200].replace("\n", " "))
+for k in d.get("resources", []): print("   ", k["kernel"], "static shared", k["shared_bytes"], "registers", k["registers"])' \
+                "$RES/launch_$(basename "$f" .cu).json" "$(basename "$f")"
+        done
+    } 2>&1 | tee "$OUT/tensor-ceilings.txt"
 fi
 # The study report of every run in the store (`tune`'s runs): $OUT/report.html, self-contained (its
 # figures as PNG: scripts/report_screenshots.sh $OUT/report.html DIR, where chromium is installed),

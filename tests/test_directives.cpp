@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "directive_support.hpp"
 #include "eval/directives.hpp"
 
 namespace kevo {
@@ -12,19 +13,8 @@ namespace {
 
 using Parts = std::vector<std::string>;
 
-Directives parse_ok(std::string_view source) {
-    auto parsed = parse_directives(source);
-    EXPECT_TRUE(parsed.has_value()) << (parsed ? "" : parsed.error().message);
-    return parsed ? *parsed : Directives{};
-}
-
-// The error message of a source that must be refused ("" when it was accepted, so the
-// EXPECTs below fail with a readable message).
-std::string parse_error(std::string_view source) {
-    auto parsed = parse_directives(source);
-    EXPECT_FALSE(parsed.has_value()) << "accepted:\n" << source;
-    return parsed ? std::string() : parsed.error().message;
-}
+using test::parse_error;
+using test::parse_ok;
 
 KernelSpec kernel_spec(std::string name, Dim3 default_block, unsigned dims = 2) {
     KernelSpec k;

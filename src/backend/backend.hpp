@@ -99,21 +99,28 @@ struct Launch {
     Dim3 grid;            // blocks (work-groups) per axis
     Dim3 block;           // threads (work-items) per block
     std::vector<KernelArg> args;
+    uint64_t shared_bytes = 0;  // dynamic shared memory per block (CUDA; smem= in the launch directive)
 };
 
-// A vendor library routine a backend can time as a peer of a suite kernel (`kevo bench`).
+// A vendor library routine a backend can time as a peer of a suite kernel (`kevo bench`), or as the
+// yardstick of a tensor-core ceiling (calibration: the GEMMs).
 enum class VendorRoutine {
     fft3d_c2c,  // forward, unnormalised, out of place: n^3 complex float (cuFFT)
     saxpy,      // y <- alpha x + y on n floats (cuBLAS)
+    // D <- A^T B, n x n x n, column-major, A and B n*n operands, D n*n (cuBLASLt):
+    gemm_bf16,  // bf16 operands, fp32 accumulate, bf16 D
+    gemm_fp8,   // fp8 e4m3 operands, fp32 accumulate, bf16 D
+    gemm_int8,  // int8 operands, int32 accumulate, int32 D
 };
 const char* vendor_routine_name(VendorRoutine routine);
 
 struct VendorCall {
     VendorRoutine routine = VendorRoutine::saxpy;
-    uint64_t n = 0;     // cube side (fft3d_c2c) or element count (saxpy)
-    BufferHandle in{};  // fft3d_c2c: input; saxpy: x
-    BufferHandle out{}; // fft3d_c2c: output; saxpy: y, updated in place
+    uint64_t n = 0;     // cube side (fft3d_c2c, the GEMMs) or element count (saxpy)
+    BufferHandle in{};  // fft3d_c2c: input; saxpy: x; GEMMs: A
+    BufferHandle out{}; // fft3d_c2c: output; saxpy: y, updated in place; GEMMs: D
     float alpha = 0;
+    BufferHandle in_b{};  // GEMMs: B
 };
 
 class Device {
@@ -125,6 +132,13 @@ public:
 
     // `defines` are NAME=VALUE pairs passed as -D. Errors are environment faults only.
     virtual Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines) = 0;
+    // Compiles for `arch`, an architecture-specific variant of the device's own that the candidate
+    // opted into (CUDA sm_90a on an sm_90 device: wgmma, setmaxnreg); resolve_target has checked it.
+    virtual Expected<CompileOutcome> compile_for_arch(const std::string& /*source*/,
+                                                      const std::vector<std::string>& /*defines*/,
+                                                      const std::string& arch) {
+        return make_error("this backend has no architecture-specific targets (asked for " + arch + ")");
+    }
     // A missing entry point is returned as an error; the caller turns it into a verdict.
     virtual Expected<uint32_t> kernel(uint32_t module, const std::string& name) = 0;
     virtual Expected<KernelAttributes> attributes(uint32_t kernel) = 0;

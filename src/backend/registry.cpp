@@ -23,7 +23,14 @@ constexpr Entry kBackends[] = {
 const char* language_suffix(Language language) { return language == Language::cuda ? "cu" : "cl"; }
 const char* language_name(Language language) { return language == Language::cuda ? "CUDA C++" : "OpenCL C"; }
 const char* vendor_routine_name(VendorRoutine routine) {
-    return routine == VendorRoutine::fft3d_c2c ? "3-D complex FFT" : "saxpy";
+    switch (routine) {
+        case VendorRoutine::fft3d_c2c: return "3-D complex FFT";
+        case VendorRoutine::saxpy: return "saxpy";
+        case VendorRoutine::gemm_bf16: return "bf16 GEMM";
+        case VendorRoutine::gemm_fp8: return "fp8 GEMM";
+        case VendorRoutine::gemm_int8: return "int8 GEMM";
+    }
+    return "?";
 }
 
 std::vector<std::string> backend_names() {

@@ -43,6 +43,7 @@ int run(const CalibrateOptions& o) {
                             c->datasheet->fp32_gflops, 100 * c->fp32_gflops / c->datasheet->fp32_gflops);
     else
         text += "datasheet: no entry for this device\n";
+    for (const auto& line : describe_tensor_ceilings(*c)) text += line + "\n";
     text += fmt::format("cached as {}\n", c->device_key);
     say(false, text);
     return kExitOk;

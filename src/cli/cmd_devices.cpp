@@ -15,9 +15,12 @@ namespace {
 // first evaluation measures them). The datasheet is a cross-check, never the ceiling in force.
 nlohmann::json ceilings_json(const DeviceInfo& info) {
     nlohmann::json j = {{"source", "none"}};
-    if (auto c = load_cached_calibration(info))
+    if (auto c = load_cached_calibration(info)) {
+        nlohmann::json tensor = nlohmann::json::array();
+        for (const auto& t : ceilings_used(*c).tensor) tensor.push_back(t);
         j = {{"source", c->source}, {"bandwidth_gbs", c->bandwidth_gbs}, {"fp32_gflops", c->fp32_gflops},
-             {"measured_at", c->measured_at}, {"stable", c->stable}, {"notes", c->notes}};
+             {"measured_at", c->measured_at}, {"stable", c->stable}, {"notes", c->notes}, {"tensor", std::move(tensor)}};
+    }
     if (auto sheet = datasheet_for(info.name))
         j["datasheet"] = {{"name", sheet->name}, {"bandwidth_gbs", sheet->bandwidth_gbs}, {"fp32_gflops", sheet->fp32_gflops}};
     return j;
@@ -49,6 +52,14 @@ int run(bool json) {
                 text += fmt::format("      ceilings (measured {}{}): {:.1f} GB/s, {:.1f} GFLOP/s\n",
                                     c["measured_at"].get<std::string>(), c["stable"].get<bool>() ? "" : ", UNSTABLE",
                                     c["bandwidth_gbs"].get<double>(), c["fp32_gflops"].get<double>());
+            if (c.contains("tensor"))
+                for (const auto& t : c["tensor"]) {
+                    const std::string source = t["source"].get<std::string>();
+                    text += source == "absent" ? fmt::format("      tensor {}: ABSENT\n", t["kind"].get<std::string>())
+                                               : fmt::format("      tensor {}: {:.1f} TFLOP/s ({})\n", t["kind"].get<std::string>(),
+                                                             t["gflops"].get<double>() * 1e-3,
+                                                             source == "measured" ? "measured" : "DATASHEET, not measured");
+                }
             if (c.contains("datasheet"))
                 text += fmt::format("      datasheet ({}, a cross-check): {:.0f} GB/s, {:.0f} GFLOP/s\n", c["datasheet"]["name"].get<std::string>(),
                                     c["datasheet"]["bandwidth_gbs"].get<double>(), c["datasheet"]["fp32_gflops"].get<double>());

@@ -20,8 +20,10 @@ namespace {
 
 // Version 2 added the passes and stability; version 3 marks calibrations whose plateau was measured
 // at the full plan's working sets (an older quick calibration measured one point, which on the H200
-// read 5% low). A file of another version is re-measured.
-constexpr int kJsonVersion = 3;
+// read 5% low); version 4 added the tensor-core classes. A file of another version is re-measured.
+constexpr int kJsonVersion = 4;
+
+constexpr const char* kCeilingSources[] = {"measured", "datasheet", "absent"};
 
 // Keeps letters, digits, '.', '-' and '_'; everything else (slashes, spaces, '+') becomes '_'.
 // Idempotent, so a key read back from JSON maps to the same file.
@@ -81,7 +83,69 @@ Expected<std::vector<double>> numbers_field(const nlohmann::json& j, const char*
     return out;
 }
 
+Expected<std::map<ComputeClass, double>> tensor_figures(const nlohmann::json& sheet) {
+    auto it = sheet.find("tensor_gflops");
+    if (it == sheet.end() || !it->is_object())
+        return make_error("calibration: field 'datasheet.tensor_gflops' is missing or not an object");
+    std::map<ComputeClass, double> out;
+    for (const auto& [name, value] : it->items()) {
+        auto kind = parse_compute_class(name);
+        if (!kind || !is_tensor_class(*kind))
+            return make_error(fmt::format("calibration: 'datasheet.tensor_gflops' names '{}', not bf16, fp8 or int8", name));
+        auto v = number_field(*it, "datasheet.tensor_gflops", name.c_str());
+        if (!v) return v.error();
+        out[*kind] = *v;
+    }
+    return out;
+}
+
+Expected<TensorCeiling> tensor_ceiling_from_json(const nlohmann::json& j, size_t index) {
+    const std::string where = fmt::format("tensor[{}]", index);
+    if (!j.is_object()) return make_error(fmt::format("calibration: field '{}' is not an object", where));
+    TensorCeiling t;
+    auto kind_name = string_field(j, where, "class");
+    if (!kind_name) return kind_name.error();
+    auto kind = parse_compute_class(*kind_name);
+    if (!kind || !is_tensor_class(*kind))
+        return make_error(fmt::format("calibration: field '{}.class' is '{}', not bf16, fp8 or int8", where, *kind_name));
+    t.kind = *kind;
+    auto source = string_field(j, where, "source");
+    if (!source) return source.error();
+    const auto* found = std::find_if(std::begin(kCeilingSources), std::end(kCeilingSources),
+                                     [&](const char* s) { return *source == s; });
+    if (found == std::end(kCeilingSources))
+        return make_error(fmt::format("calibration: field '{}.source' is '{}', not measured, datasheet or absent", where,
+                                      *source));
+    t.source = static_cast<CeilingSource>(found - std::begin(kCeilingSources));
+    auto gflops = number_field(j, where, "gflops");
+    if (!gflops) return gflops.error();
+    t.gflops = *gflops;
+    if (t.source != CeilingSource::absent && !(t.gflops > 0))
+        return make_error(fmt::format("calibration: field '{}.gflops' is 0 for a {} ceiling", where, *source));
+    auto runs = numbers_field(j, "runs");
+    if (!runs) return make_error(fmt::format("{} (in {})", runs.error().message, where));
+    t.runs = std::move(*runs);
+    auto how = string_field(j, where, "how");
+    if (!how) return how.error();
+    t.how = std::move(*how);
+    return t;
+}
+
 }  // namespace
+
+const char* ceiling_source_name(CeilingSource source) { return kCeilingSources[static_cast<int>(source)]; }
+
+double Calibration::peak_gflops(ComputeClass kind) const {
+    if (kind == ComputeClass::fp32) return fp32_gflops;
+    const TensorCeiling* t = tensor_ceiling(kind);
+    return t ? t->gflops : 0;
+}
+
+const TensorCeiling* Calibration::tensor_ceiling(ComputeClass kind) const {
+    for (const auto& t : tensor)
+        if (t.kind == kind) return &t;
+    return nullptr;
+}
 
 double Calibration::bandwidth_at(double working_set_bytes) const {
     if (curve.empty()) return bandwidth_gbs;
@@ -107,10 +171,21 @@ nlohmann::json to_json(const Calibration& c) {
     for (const auto& p : c.curve)
         curve.push_back({{"working_set_bytes", p.working_set_bytes}, {"copy_gbs", p.copy_gbs}, {"triad_gbs", p.triad_gbs}});
     nlohmann::json sheet = nullptr;
-    if (c.datasheet)
+    if (c.datasheet) {
+        nlohmann::json tensor_sheet = nlohmann::json::object();
+        for (const auto& [kind, gflops] : c.datasheet->tensor_gflops) tensor_sheet[compute_class_name(kind)] = gflops;
         sheet = {{"name", c.datasheet->name},
                  {"bandwidth_gbs", c.datasheet->bandwidth_gbs},
-                 {"fp32_gflops", c.datasheet->fp32_gflops}};
+                 {"fp32_gflops", c.datasheet->fp32_gflops},
+                 {"tensor_gflops", std::move(tensor_sheet)}};
+    }
+    nlohmann::json tensor = nlohmann::json::array();
+    for (const auto& t : c.tensor)
+        tensor.push_back({{"class", compute_class_name(t.kind)},
+                          {"source", ceiling_source_name(t.source)},
+                          {"gflops", t.gflops},
+                          {"runs", t.runs},
+                          {"how", t.how}});
     return {{"version", kJsonVersion},
             {"device_key", c.device_key},
             {"device_name", c.device_name},
@@ -125,7 +200,8 @@ nlohmann::json to_json(const Calibration& c) {
             {"fp32_passes", c.fp32_passes},
             {"plateau_from_bytes", c.plateau_from_bytes},
             {"llc_bytes", c.llc_bytes},
-            {"notes", c.notes}};
+            {"notes", c.notes},
+            {"tensor", std::move(tensor)}};
 }
 
 Expected<Calibration> calibration_from_json(const nlohmann::json& j) {
@@ -190,6 +266,9 @@ Expected<Calibration> calibration_from_json(const nlohmann::json& j) {
         auto flops = number_field(*sheet, "datasheet", "fp32_gflops");
         if (!flops) return flops.error();
         d.fp32_gflops = *flops;
+        auto tensor_sheet = tensor_figures(*sheet);
+        if (!tensor_sheet) return tensor_sheet.error();
+        d.tensor_gflops = std::move(*tensor_sheet);
         c.datasheet = std::move(d);
     }
 
@@ -215,6 +294,15 @@ Expected<Calibration> calibration_from_json(const nlohmann::json& j) {
         if (!n.is_string()) return make_error("calibration: field 'notes' holds a non-string");
         c.notes.push_back(n.get<std::string>());
     }
+    auto tensor = j.find("tensor");
+    if (tensor == j.end() || !tensor->is_array()) return make_error("calibration: field 'tensor' is missing or not an array");
+    for (size_t i = 0; i < tensor->size(); ++i) {
+        auto t = tensor_ceiling_from_json((*tensor)[i], i);
+        if (!t) return t.error();
+        if (c.tensor_ceiling(t->kind))
+            return make_error(fmt::format("calibration: field 'tensor' holds class {} twice", compute_class_name(t->kind)));
+        c.tensor.push_back(std::move(*t));
+    }
     return c;
 }
 
@@ -229,6 +317,7 @@ CeilingsUsed ceilings_used(const Calibration& c) {
     if (c.datasheet)
         u.datasheet = fmt::format("{}: {:.0f} GB/s, {:.0f} GFLOP/s", c.datasheet->name, c.datasheet->bandwidth_gbs,
                                   c.datasheet->fp32_gflops);
+    for (const auto& t : c.tensor) u.tensor.push_back({compute_class_name(t.kind), ceiling_source_name(t.source), t.gflops});
     return u;
 }
 
@@ -264,6 +353,7 @@ std::optional<Calibration> datasheet_calibration(const DeviceInfo& info) {
     c.source = "datasheet";
     c.bandwidth_gbs = sheet->bandwidth_gbs;
     c.fp32_gflops = sheet->fp32_gflops;
+    c.tensor = datasheet_tensor_ceilings(sheet, "no measurement of this device");
     c.datasheet = std::move(sheet);
     return c;
 }

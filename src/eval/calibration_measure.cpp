@@ -417,6 +417,7 @@ Expected<Calibration> measure_calibration(Device& device, const CalibrationOptio
     c.stable = bandwidth->agreed && fma->agreed;
     c.datasheet = datasheet_for(info.name);
     if (info.is_cpu) c.datasheet.reset();
+    c.tensor = measure_tensor_ceilings(device, c.datasheet, options);
     c.measured_at = utc_now_iso8601();
     say(options, fmt::format("fp32 FMA: {:.1f} GFLOP/s", c.fp32_gflops));
     say(options, fmt::format("bandwidth (DRAM plateau): {:.1f} GB/s", c.bandwidth_gbs));

@@ -7,7 +7,8 @@
 
 namespace kevo {
 
-Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest& request, const CompileFn& compile) {
+Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest& request, Language language,
+                                         const std::string& device_arch, const CompileFn& compile) {
     CompileStage out;
     auto reject = [&](std::string why) {
         out.verdict = Verdict::rejected;
@@ -25,13 +26,15 @@ Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest
             return reject(fmt::format("line {}: launch directive names '{}', which is not a kernel of task {}", l.line,
                                       l.kernel, spec.name));
     }
+    auto arch = resolve_target(out.directives, language, device_arch);
+    if (!arch) return reject(arch.error().message);
     auto knobs = knob_values(out.directives, request.defines);
     if (!knobs) return reject(knobs.error().message);
     out.knobs = *knobs;
     std::vector<std::string> defines;
     for (const auto& [name, value] : out.knobs) defines.push_back(name + "=" + value);
 
-    auto outcome = compile(request.source, defines);
+    auto outcome = compile(request.source, defines, *arch);
     if (!outcome) return outcome.error();
     out.module = outcome->module;
     out.log = name_source_in_log(outcome->log, request.source_name);

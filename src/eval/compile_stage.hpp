@@ -15,7 +15,9 @@
 
 namespace kevo {
 
-using CompileFn = std::function<Expected<CompileOutcome>(const std::string& source, const std::vector<std::string>& defines)>;
+// `arch` is empty for the device's own architecture, or the target the candidate declared (see resolve_target).
+using CompileFn = std::function<Expected<CompileOutcome>(const std::string& source, const std::vector<std::string>& defines,
+                                                         const std::string& arch)>;
 
 struct CompileStage {
     std::optional<Verdict> verdict;  // set when the candidate failed here
@@ -29,8 +31,10 @@ struct CompileStage {
     std::vector<std::string> warnings;  // `// kevo:` lines that are ordinary comments, noted
 };
 
-// Compiler messages name request.source_name (see name_source_in_log). Errors are environment
-// faults of the compiler itself (cannot be loaded, ...).
-Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest& request, const CompileFn& compile);
+// Compiler messages name request.source_name (see name_source_in_log). `language` and `device_arch`
+// (the device's, or the offline compiler's, "sm_90") decide whether a declared target may be used.
+// Errors are environment faults of the compiler itself (cannot be loaded, ...).
+Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest& request, Language language,
+                                         const std::string& device_arch, const CompileFn& compile);
 
 }  // namespace kevo

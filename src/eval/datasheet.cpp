@@ -1,5 +1,8 @@
-// Vendor peak figures (memory bandwidth, FP32 with FMA as 2 FLOP) for the fallback ceilings when a
-// device has not been calibrated yet. Apple figures are those of the Metal-Sci paper.
+// Vendor peak figures (memory bandwidth, FP32 with FMA as 2 FLOP, and for NVIDIA datacenter parts
+// the dense tensor-core rates: bf16 and fp8 with fp32 accumulate, int8) for the fallback ceilings when
+// a device has not been calibrated yet, and the cross-check beside a measurement. Apple figures are
+// those of the Metal-Sci paper. Tensor figures are the vendor's dense (not 2:4 sparse) ones; 0 where
+// the part has no such unit or the table does not know it.
 #include <algorithm>
 #include <cctype>
 #include <string_view>
@@ -16,19 +19,20 @@ struct Entry {
     std::vector<std::string_view> excludes;  // none may appear: variants with other figures
     double bandwidth_gbs;
     double fp32_gflops;
+    double bf16_gflops = 0, fp8_gflops = 0, int8_gops = 0;
 };
 
 // The entry with the most matching tokens wins, so "H100 PCIe" beats "H100" whatever the order.
 const std::vector<Entry>& table() {
     static const std::vector<Entry> entries = {
         // NVIDIA datacenter.
-        {"NVIDIA H200 SXM", {"H200"}, {}, 4800, 66900},
-        {"NVIDIA H100 SXM", {"H100"}, {}, 3350, 66900},
-        {"NVIDIA H100 PCIe", {"H100", "PCIe"}, {}, 2000, 51200},
-        {"NVIDIA A100 80GB SXM", {"A100", "80GB"}, {}, 2039, 19500},
-        {"NVIDIA A100 40GB", {"A100"}, {}, 1555, 19500},
-        {"NVIDIA L40S", {"L40S"}, {}, 864, 91600},
-        {"NVIDIA L4", {"L4"}, {}, 300, 30300},
+        {"NVIDIA H200 SXM", {"H200"}, {}, 4800, 66900, 989400, 1978900, 1978900},
+        {"NVIDIA H100 SXM", {"H100"}, {}, 3350, 66900, 989400, 1978900, 1978900},
+        {"NVIDIA H100 PCIe", {"H100", "PCIe"}, {}, 2000, 51200, 756000, 1513000, 1513000},
+        {"NVIDIA A100 80GB SXM", {"A100", "80GB"}, {}, 2039, 19500, 312000, 0, 624000},
+        {"NVIDIA A100 40GB", {"A100"}, {}, 1555, 19500, 312000, 0, 624000},
+        {"NVIDIA L40S", {"L40S"}, {}, 864, 91600, 362050, 733000, 733000},
+        {"NVIDIA L4", {"L4"}, {}, 300, 30300, 121000, 242500, 242500},
         {"NVIDIA V100", {"V100"}, {}, 900, 15700},
         {"NVIDIA T4", {"T4"}, {}, 320, 8100},
         // NVIDIA consumer; laptop parts and Ti/SUPER refreshes have other figures.
@@ -86,7 +90,13 @@ std::optional<Datasheet> datasheet_for(const std::string& device_name) {
         if (all && none && (!best || e.tokens.size() > best->tokens.size())) best = &e;
     }
     if (!best) return std::nullopt;
-    return Datasheet{best->name, best->bandwidth_gbs, best->fp32_gflops};
+    Datasheet sheet{best->name, best->bandwidth_gbs, best->fp32_gflops, {}};
+    const std::pair<ComputeClass, double> tensor[] = {{ComputeClass::tensor_bf16, best->bf16_gflops},
+                                                      {ComputeClass::tensor_fp8, best->fp8_gflops},
+                                                      {ComputeClass::tensor_int8, best->int8_gops}};
+    for (auto [kind, gflops] : tensor)
+        if (gflops > 0) sheet.tensor_gflops[kind] = gflops;
+    return sheet;
 }
 
 }  // namespace kevo

@@ -104,6 +104,7 @@ std::vector<Launch> DeviceCase::launches(const Case& c, const std::map<std::stri
         const Geometry& g = geometry.at(spec.kernel);
         l.block = g.block;
         l.grid = grid_for(g, spec.domain);
+        l.shared_bytes = g.dynamic_shared_bytes;
         for (const auto& a : spec.args) {
             switch (a.kind) {
                 case ArgRef::Kind::buffer:

@@ -46,8 +46,16 @@ Expected<void> parse_launch(std::istringstream& words, int line, Directives& out
     while (words >> item) {
         const auto eq = item.find('=');
         if (eq == std::string::npos)
-            return make_error(fmt::format("line {}: `{}` is not KEY=VALUE; expected block=, per_thread= or grid=", line, item));
+            return make_error(fmt::format("line {}: `{}` is not KEY=VALUE; expected block=, per_thread=, grid= or smem=", line, item));
         const std::string key = item.substr(0, eq);
+        if (key == "smem") {
+            const std::string value = item.substr(eq + 1);
+            if (!parse_positive(value) && !is_identifier(value))
+                return make_error(fmt::format("line {}: smem value '{}' is neither a positive byte count nor a knob name, "
+                                              "e.g. smem=98304", line, value));
+            d.smem = value;
+            continue;
+        }
         auto parts = split(std::string_view(item).substr(eq + 1), ',');
         if (parts.empty() || parts.size() > 3)
             return make_error(fmt::format("line {}: {} takes 1 to 3 comma-separated values", line, key));
@@ -57,7 +65,7 @@ Expected<void> parse_launch(std::istringstream& words, int line, Directives& out
         if (key == "block") d.block = parts;
         else if (key == "per_thread") d.per_thread = parts;
         else if (key == "grid") d.grid = parts;
-        else return make_error(fmt::format("line {}: unknown launch key '{}'; expected block, per_thread or grid", line, key));
+        else return make_error(fmt::format("line {}: unknown launch key '{}'; expected block, per_thread, grid or smem", line, key));
     }
     for (const auto& existing : out.launches)
         if (existing.kernel == d.kernel)
@@ -85,6 +93,51 @@ Expected<void> parse_tune(std::istringstream& words, int line, Directives& out) 
             return make_error(fmt::format("line {}: knob {} is declared twice (first on line {})", line, k.name, existing.line));
     out.knobs.push_back(std::move(k));
     return {};
+}
+
+// sm_XYa (digits, then 'a'): NVRTC's architecture-specific targets.
+bool is_arch_specific(std::string_view arch) {
+    if (arch.size() < 6 || !arch.starts_with("sm_") || arch.back() != 'a') return false;
+    const auto digits = arch.substr(3, arch.size() - 4);
+    return std::all_of(digits.begin(), digits.end(), [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+}
+
+Expected<void> parse_target(std::istringstream& words, int line, Directives& out) {
+    TargetDirective t;
+    t.line = line;
+    std::string extra;
+    if (!(words >> t.arch) || !is_arch_specific(t.arch) || (words >> extra))
+        return make_error(fmt::format("line {}: `kevo: target` takes one architecture-specific target, e.g. "
+                                      "`// kevo: target sm_90a`", line));
+    if (out.target)
+        return make_error(fmt::format("line {}: the target is declared twice (first on line {})", line, out.target->line));
+    out.target = std::move(t);
+    return {};
+}
+
+// "sm_90" or "sm_90a" -> "90"; empty when the text is not an sm_ architecture.
+std::string arch_digits(std::string_view arch) {
+    if (!arch.starts_with("sm_")) return {};
+    arch.remove_prefix(3);
+    size_t n = 0;
+    while (n < arch.size() && std::isdigit(static_cast<unsigned char>(arch[n]))) ++n;
+    return std::string(arch.substr(0, n));
+}
+
+std::string capability(const std::string& digits) {
+    if (digits.size() < 2) return digits;
+    return digits.substr(0, digits.size() - 1) + "." + digits.back();
+}
+
+Expected<uint64_t> resolve_bytes(const std::string& text, const std::map<std::string, std::string>& knobs,
+                                 const std::string& kernel) {
+    std::string value = text;
+    if (auto it = knobs.find(text); it != knobs.end()) value = it->second;
+    else if (is_identifier(text))
+        return make_error(fmt::format("smem of '{}' names '{}', which is not a declared knob", kernel, text));
+    auto bytes = parse_positive(value);
+    if (!bytes) return make_error(fmt::format("smem of '{}': '{}' is not a positive byte count", kernel, value));
+    return *bytes;
 }
 
 Expected<Dim3> resolve_dim(const std::vector<std::string>& parts, const std::map<std::string, std::string>& knobs,
@@ -119,14 +172,16 @@ Expected<Directives> parse_directives(std::string_view source) {
         std::istringstream words{std::string(rest.substr(5))};
         std::string verb;
         words >> verb;
-        if (verb != "launch" && verb != "tune") {
+        if (verb != "launch" && verb != "tune" && verb != "target") {
             // Prose such as `// kevo: this kernel is naive`. Noted, so that a misspelt directive is seen.
-            std::string note = fmt::format("line {}: `// kevo: {}` is not a directive (only `kevo: launch` and `kevo: tune` "
-                                           "are); read as a comment", line, verb);
+            std::string note = fmt::format("line {}: `// kevo: {}` is not a directive (only `kevo: launch`, `kevo: tune` "
+                                           "and `kevo: target` are); read as a comment", line, verb);
             out.notes.push_back(std::move(note));
             continue;
         }
-        Expected<void> parsed = verb == "launch" ? parse_launch(words, line, out) : parse_tune(words, line, out);
+        Expected<void> parsed = verb == "launch" ? parse_launch(words, line, out)
+                                : verb == "tune" ? parse_tune(words, line, out)
+                                                 : parse_target(words, line, out);
         if (!parsed) return parsed.error();
     }
     return out;
@@ -168,7 +223,32 @@ Expected<Geometry> resolve_geometry(const Directives& d, const KernelSpec& kerne
         if (!grid) return grid.error();
         g.grid = *grid;
     }
+    if (!it->smem.empty()) {
+        auto bytes = resolve_bytes(it->smem, knobs, kernel.name);
+        if (!bytes) return bytes.error();
+        g.dynamic_shared_bytes = *bytes;
+    }
     return g;
+}
+
+Expected<std::string> resolve_target(const Directives& d, Language language, const std::string& device_arch) {
+    if (language == Language::opencl) {
+        if (d.target)
+            return make_error(fmt::format("line {}: `kevo: target {}` is CUDA-only; OpenCL has no architecture-specific "
+                                          "targets", d.target->line, d.target->arch));
+        for (const auto& l : d.launches)
+            if (!l.smem.empty())
+                return make_error(fmt::format("line {}: smem= is CUDA-only; an OpenCL kernel declares its __local arrays "
+                                              "with a fixed size instead", l.line));
+        return std::string();
+    }
+    if (!d.target) return std::string();
+    const std::string wanted = arch_digits(d.target->arch), have = arch_digits(device_arch);
+    if (wanted != have)
+        return make_error(fmt::format("line {}: target {} runs only on a device of compute capability {}; this device is "
+                                      "{} (compute capability {})", d.target->line, d.target->arch, capability(wanted),
+                                      device_arch, have.empty() ? "unknown" : capability(have)));
+    return d.target->arch;
 }
 
 Dim3 grid_for(const Geometry& g, const Dim3& domain) {
@@ -192,6 +272,13 @@ Expected<void> validate_geometry(const std::string& kernel, const Geometry& g, c
                                       "(registers: {}, shared bytes: {})",
                                       describe(g.block, 3), kernel, threads, attributes.max_threads,
                                       attributes.registers, attributes.shared_bytes));
+    const uint64_t static_shared = attributes.shared_bytes > 0 ? uint64_t(attributes.shared_bytes) : 0;
+    if (g.dynamic_shared_bytes > 0 && device.shared_mem_per_block > 0 &&
+        static_shared + g.dynamic_shared_bytes > device.shared_mem_per_block)
+        return make_error(fmt::format("smem={} of '{}' with its {} bytes of static shared memory needs {} bytes per "
+                                      "block; the device allows at most {} ({} KiB)", g.dynamic_shared_bytes, kernel,
+                                      static_shared, static_shared + g.dynamic_shared_bytes, device.shared_mem_per_block,
+                                      device.shared_mem_per_block / 1024));
     const uint64_t b[3] = {g.block.x, g.block.y, g.block.z};
     for (int i = 0; i < 3; ++i)
         if (device.max_block[i] && b[i] > device.max_block[i])

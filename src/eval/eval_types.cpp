@@ -13,6 +13,7 @@ namespace {
 constexpr const char* kVerdicts[] = {"ok", "compile_error", "rejected", "incorrect", "runtime_error", "timeout", "crash"};
 constexpr const char* kSizeSelections[] = {"in", "heldout", "all"};
 constexpr const char* kRooflineModes[] = {"static", "workload"};
+constexpr const char* kLimiters[] = {"none", "memory", "cuda_cores", "tensor_cores"};
 
 template <class Enum, size_t N>
 Expected<Enum> parse_enum(const char* const (&names)[N], const std::string& name, const char* what) {
@@ -54,6 +55,9 @@ void from_json(const nlohmann::json& j, Verdict& v) { enum_from_json(j, v, kVerd
 void to_json(nlohmann::json& j, SizeSelection v) { j = kSizeSelections[static_cast<int>(v)]; }
 void from_json(const nlohmann::json& j, SizeSelection& v) { enum_from_json(j, v, kSizeSelections, "sizes"); }
 void to_json(nlohmann::json& j, RooflineMode v) { j = roofline_mode_name(v); }
+const char* limiter_name(Limiter limiter) { return kLimiters[static_cast<int>(limiter)]; }
+void to_json(nlohmann::json& j, Limiter v) { j = limiter_name(v); }
+void from_json(const nlohmann::json& j, Limiter& v) { enum_from_json(j, v, kLimiters, "limiter"); }
 void from_json(const nlohmann::json& j, RooflineMode& v) { enum_from_json(j, v, kRooflineModes, "roofline"); }
 
 void add_trial_check(SizeResult& size, TrialCheck check) {

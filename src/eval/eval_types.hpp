@@ -25,6 +25,11 @@ Expected<SizeSelection> parse_size_selection(const std::string& name);
 enum class RooflineMode { static_peak, workload };
 Expected<RooflineMode> parse_roofline_mode(const std::string& name);
 
+// Which term of a size's speed-of-light time binds, on the multi-class roofline (eval/roofline.hpp);
+// none for a size scored by its task's single Bound (the scientific tasks).
+enum class Limiter { none, memory, cuda_cores, tensor_cores };
+const char* limiter_name(Limiter limiter);
+
 struct EvalRequest {
     std::string task;
     std::string profile = "small";
@@ -58,6 +63,7 @@ struct KernelResources {
     unsigned max_threads = 0;
     std::vector<uint64_t> block;      // in force
     std::vector<uint64_t> per_thread;
+    uint64_t dynamic_shared_bytes = 0;  // smem= in force (CUDA)
 };
 
 // What the check found in one correctness trial of one size.
@@ -90,10 +96,20 @@ struct SizeResult {
     double fraction = 0;
     double work = 0;                // bytes or FLOPs of one run
     bool implausible = false;       // fraction > 1.05 even after re-measuring
+    // Multi-class roofline only: the speed-of-light time in force (fraction = sol_seconds / seconds)
+    // and the term that set it.
+    double sol_seconds = 0;
+    Limiter limiter = Limiter::none;
 };
 
 // Records a trial's check on the size and makes the binding trial's figures the size's own.
 void add_trial_check(SizeResult& size, TrialCheck check);
+
+struct TensorCeilingUsed {
+    std::string kind;    // "bf16" | "fp8" | "int8"
+    std::string source;  // "measured" | "datasheet" | "absent"
+    double gflops = 0;   // dense; 0 when absent
+};
 
 // The ceilings a score was computed against: where they came from and when, so that every score
 // can be traced to a measurement (or to the datasheet, said so).
@@ -105,6 +121,7 @@ struct CeilingsUsed {
     bool stable = true;             // the calibration's repeated passes agreed
     double spread = 0;              // their relative disagreement
     std::string datasheet;          // "NVIDIA H200: 4800 GB/s, 66900 GFLOP/s", when the table knows the device
+    std::vector<TensorCeilingUsed> tensor;  // the tensor-core classes: measured, datasheet or absent
 };
 
 struct StageTimes {
@@ -135,18 +152,22 @@ void to_json(nlohmann::json& j, SizeSelection v);
 void from_json(const nlohmann::json& j, SizeSelection& v);
 void to_json(nlohmann::json& j, RooflineMode v);
 void from_json(const nlohmann::json& j, RooflineMode& v);
+void to_json(nlohmann::json& j, Limiter v);
+void from_json(const nlohmann::json& j, Limiter& v);
 const char* roofline_mode_name(RooflineMode mode);
 
 KEVO_JSON_FIELDS(EvalRequest, task, profile, source, source_name, defines, sizes, warmup, repeat, max_repeat, noise_cv, timeout_s,
                  compile_timeout_s, roofline, seed, check_only, device_reference)
 KEVO_JSON_FIELDS(CompileMessage, line, column, severity, message)
-KEVO_JSON_FIELDS(KernelResources, kernel, registers, shared_bytes, local_bytes, max_threads, block, per_thread)
+KEVO_JSON_FIELDS(KernelResources, kernel, registers, shared_bytes, local_bytes, max_threads, block, per_thread,
+                 dynamic_shared_bytes)
 KEVO_JSON_FIELDS(TrialCheck, trial, kind, error, tolerance, worst_index, pass)
 KEVO_JSON_FIELDS(SizeResult, label, heldout, correct, error_kind, error, tolerance, worst_index, trials, diagnostics,
                  timed, seconds, seconds_min, seconds_max, cv, samples, noisy, achieved, unit, ceiling, ceiling_static,
-                 ceiling_workload, fraction, work, implausible)
+                 ceiling_workload, fraction, work, implausible, sol_seconds, limiter)
 KEVO_JSON_FIELDS(StageTimes, scan, compile, correctness, timing, total)
-KEVO_JSON_FIELDS(CeilingsUsed, source, bandwidth_gbs, fp32_gflops, measured_at, stable, spread, datasheet)
+KEVO_JSON_FIELDS(TensorCeilingUsed, kind, source, gflops)
+KEVO_JSON_FIELDS(CeilingsUsed, source, bandwidth_gbs, fp32_gflops, measured_at, stable, spread, datasheet, tensor)
 KEVO_JSON_FIELDS(EvalResult, task, backend, device, profile, verdict, diagnostics, score, heldout_fraction, sizes,
                  resources, compile_messages, warnings, defines, ceiling_source, ceilings, roofline, stage_seconds, seed)
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace kevo {
 
@@ -22,7 +23,10 @@ Rate measure_rate(Bound bound, double work, double seconds, double working_set_b
     return r;
 }
 
-void score_size(SizeResult& size, Bound bound, double working_set_bytes, const Calibration& ceilings, RooflineMode mode) {
+namespace {
+
+void score_by_bound(SizeResult& size, Bound bound, double working_set_bytes, const Calibration& ceilings,
+                    RooflineMode mode) {
     const Rate rate = measure_rate(bound, size.work, size.seconds, working_set_bytes, ceilings);
     size.achieved = rate.achieved;
     size.unit = rate.unit;
@@ -30,6 +34,88 @@ void score_size(SizeResult& size, Bound bound, double working_set_bytes, const C
     size.ceiling_workload = rate.ceiling_workload;
     size.ceiling = mode == RooflineMode::static_peak ? rate.ceiling_static : rate.ceiling_workload;
     size.fraction = size.ceiling > 0 ? rate.achieved / size.ceiling : 0;
+}
+
+double tensor_flops(const std::map<ComputeClass, double>& flops) {
+    double sum = 0;
+    for (const auto& [kind, w] : flops)
+        if (is_tensor_class(kind)) sum += w;
+    return sum;
+}
+
+void score_multi_class(SizeResult& size, const Case& c, const Calibration& ceilings, RooflineMode mode) {
+    const double workload_bw = std::max(ceilings.bandwidth_at(c.working_set_bytes), ceilings.bandwidth_gbs);
+    const SpeedOfLight at_static = speed_of_light(c.flops_by_class, c.roofline_bytes, ceilings.bandwidth_gbs, ceilings);
+    const SpeedOfLight at_workload = speed_of_light(c.flops_by_class, c.roofline_bytes, workload_bw, ceilings);
+    const SpeedOfLight& sol = mode == RooflineMode::static_peak ? at_static : at_workload;
+    size.sol_seconds = sol.seconds;
+    size.limiter = sol.limiter;
+    // The work of the binding term, in its unit.
+    const auto fp32 = c.flops_by_class.find(ComputeClass::fp32);
+    size.unit = sol.limiter == Limiter::memory ? "GB/s" : "GFLOP/s";
+    if (sol.limiter == Limiter::memory) size.work = c.roofline_bytes;
+    else if (sol.limiter == Limiter::cuda_cores) size.work = fp32 == c.flops_by_class.end() ? 0 : fp32->second;
+    else size.work = tensor_flops(c.flops_by_class);
+    const double t = size.seconds;
+    size.achieved = t > 0 ? size.work / t / 1e9 : 0;
+    // ceiling = achieved / fraction = work / sol time: the rate the bound allows for this work.
+    auto ceiling = [&](const SpeedOfLight& s) { return s.seconds > 0 ? size.work / s.seconds / 1e9 : 0; };
+    size.ceiling_static = ceiling(at_static);
+    size.ceiling_workload = ceiling(at_workload);
+    size.ceiling = ceiling(sol);
+    size.fraction = t > 0 ? sol.seconds / t : 0;
+}
+
+}  // namespace
+
+SpeedOfLight speed_of_light(const std::map<ComputeClass, double>& flops, double bytes, double bandwidth_gbs,
+                            const Calibration& ceilings) {
+    SpeedOfLight s;
+    s.memory_seconds = bandwidth_gbs > 0 ? bytes / (bandwidth_gbs * 1e9) : 0;
+    for (const auto& [kind, work] : flops) {
+        if (!(work > 0)) continue;
+        const double peak = ceilings.peak_gflops(kind);
+        if (!(peak > 0)) {
+            s.missing.push_back(kind);
+            continue;
+        }
+        const double seconds = work / (peak * 1e9);
+        if (is_tensor_class(kind)) s.tensor_seconds += seconds;
+        else s.cuda_core_seconds += seconds;
+    }
+    s.seconds = std::max({s.memory_seconds, s.cuda_core_seconds, s.tensor_seconds});
+    s.limiter = s.seconds == s.memory_seconds      ? Limiter::memory
+                : s.seconds == s.tensor_seconds    ? Limiter::tensor_cores
+                                                   : Limiter::cuda_cores;
+    return s;
+}
+
+void score_size(SizeResult& size, Bound bound, const Case& c, const Calibration& ceilings, RooflineMode mode) {
+    if (c.flops_by_class.empty()) score_by_bound(size, bound, c.working_set_bytes, ceilings, mode);
+    else score_multi_class(size, c, ceilings, mode);
+}
+
+std::optional<std::string> roofline_note(const SizeResult& size, const Case& c, const Calibration& ceilings) {
+    if (c.flops_by_class.empty()) return std::nullopt;
+    std::vector<std::string> absent, sheet;
+    for (const auto& [kind, work] : c.flops_by_class) {
+        if (!(work > 0) || !is_tensor_class(kind)) continue;
+        const TensorCeiling* t = ceilings.tensor_ceiling(kind);
+        if (!t || t->source == CeilingSource::absent)
+            absent.push_back(fmt::format("{} ({})", compute_class_name(kind), t ? t->how : "not in this calibration"));
+        else if (t->source == CeilingSource::datasheet)
+            sheet.push_back(fmt::format("{} {:.0f} TFLOP/s", compute_class_name(kind), t->gflops * 1e-3));
+    }
+    std::string note;
+    if (!absent.empty())
+        note = fmt::format("size {}: the device has NO ceiling for {}; that work is left out of the speed-of-light "
+                           "time, so the fraction is a lower bound (it would be higher with that ceiling)", size.label,
+                           fmt::join(absent, ", "));
+    if (!sheet.empty())
+        note += fmt::format("{}size {}: scored against the DATASHEET's tensor-core figures ({}), not a measurement",
+                            note.empty() ? "" : "; ", size.label, fmt::join(sheet, ", "));
+    if (note.empty()) return std::nullopt;
+    return note;
 }
 
 bool beyond_physical(const SizeResult& size) {

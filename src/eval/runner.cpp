@@ -75,12 +75,14 @@ void Runner::stage(const char* name, const std::string& size, const char* trial,
     emit_(e);
 }
 
-Expected<CompileOutcome> Runner::compile(const std::string& source, const std::vector<std::string>& defines) {
+Expected<CompileOutcome> Runner::compile(const std::string& source, const std::vector<std::string>& defines,
+                                         const std::string& arch) {
     std::string key_text = source;
     for (const auto& d : defines) key_text += "\n-D" + d;
+    key_text += "\n--arch=" + arch;
     const std::string key = hex64(hash64(key_text));
     if (auto it = compiled_.find(key); it != compiled_.end()) return it->second;
-    auto outcome = device_.compile(source, defines);
+    auto outcome = arch.empty() ? device_.compile(source, defines) : device_.compile_for_arch(source, defines, arch);
     if (!outcome) return outcome.error();
     if (compiled_.size() >= kMaxCachedModules) {
         for (auto& [k, v] : compiled_)
@@ -113,7 +115,7 @@ std::optional<Runner::Stop> Runner::bind(const Task& task, const CompileStage& c
         kernels.geometry[k.name] = *g;
         result.resources.push_back({k.name, attributes->registers, attributes->shared_bytes, attributes->local_bytes,
                                     attributes->max_threads, {g->block.x, g->block.y, g->block.z},
-                                    {g->per_thread.x, g->per_thread.y, g->per_thread.z}});
+                                    {g->per_thread.x, g->per_thread.y, g->per_thread.z}, g->dynamic_shared_bytes});
     }
     return std::nullopt;
 }
@@ -124,9 +126,9 @@ Expected<Reference> Runner::device_reference(const Task& task, const SizeSpec& s
     EvalRequest seed_kernel;
     seed_kernel.task = spec.name;
     seed_kernel.source = std::string(task_file(spec.name, fmt::format("seed.{}", language_suffix(device_.language()))));
-    auto compiled = run_compile_stage(spec, seed_kernel, [&](const std::string& source, const std::vector<std::string>& defines) {
-        return compile(source, defines);
-    });
+    auto compiled = run_compile_stage(spec, seed_kernel, device_.language(), device_.info().arch,
+                                      [&](const std::string& source, const std::vector<std::string>& defines,
+                                          const std::string& arch) { return compile(source, defines, arch); });
     if (!compiled) return compiled.error();
     if (compiled->verdict) return make_error("the seed failed to compile: " + compiled->diagnostics);
     BoundKernels kernels;
@@ -223,7 +225,7 @@ std::optional<Runner::Stop> Runner::time_size(const Task& task, CheckedSize& k, 
     // Faster than the device can go at this working set: measure once more before believing it.
     auto in_force = ceilings_.current();
     if (in_force) {
-        score_size(sr, task.spec().bound, k.run.the_case().working_set_bytes, **in_force, request.roofline);
+        score_size(sr, task.spec().bound, k.run.the_case(), **in_force, request.roofline);
         if (beyond_physical(sr)) {
             auto again = time_case(k.run, flusher_, policy, before_run);
             if (!again) return fail({Verdict::runtime_error, again.error().message});
@@ -250,8 +252,7 @@ void Runner::score(const Task& task, const std::vector<CheckedSize>& kept, const
     const Calibration* ceilings = *in_force;
     auto score_all = [&] {
         for (size_t i = 0; i < kept.size(); ++i)
-            score_size(result.sizes[i], task.spec().bound, kept[i].run.the_case().working_set_bytes, *ceilings,
-                       request.roofline);
+            score_size(result.sizes[i], task.spec().bound, kept[i].run.the_case(), *ceilings, request.roofline);
     };
     score_all();
     for (size_t i = 0; i < kept.size(); ++i) {
@@ -271,6 +272,7 @@ void Runner::score(const Task& task, const std::vector<CheckedSize>& kept, const
         if (s.implausible)
             result.warnings.push_back(implausible_warning(s, kept[i].run.the_case().working_set_bytes, ceilings->llc_bytes));
         if (s.noisy) result.warnings.push_back(fmt::format("size {}: {}", s.label, s.diagnostics));
+        if (auto note = roofline_note(s, kept[i].run.the_case(), *ceilings)) result.warnings.push_back(std::move(*note));
     }
     result.ceilings = ceilings_used(*ceilings);
     result.ceiling_source = result.ceilings.source;
@@ -324,9 +326,9 @@ EvalResult Runner::evaluate(const EvalRequest& request) {
     // Directives, knobs, compilation.
     stage("compile");
     const auto compile_start = Clock::now();
-    auto compiled = run_compile_stage(spec, request, [&](const std::string& source, const std::vector<std::string>& defines) {
-        return compile(source, defines);
-    });
+    auto compiled = run_compile_stage(spec, request, device_.language(), device_.info().arch,
+                                      [&](const std::string& source, const std::vector<std::string>& defines,
+                                          const std::string& arch) { return compile(source, defines, arch); });
     result.stage_seconds.compile = since(compile_start);
     if (!compiled) return finish(Verdict::runtime_error, "compiler failure: " + compiled.error().message);
     result.defines = compiled->knobs;

@@ -54,12 +54,14 @@ private:
     CeilingKeeper& ceilings_;
     CaseCache cases_{memory_fraction(0.15)};
     std::function<void(const nlohmann::json&)> emit_;
-    std::map<std::string, CompileOutcome> compiled_;  // keyed by hash of (source, defines)
+    std::map<std::string, CompileOutcome> compiled_;  // keyed by hash of (source, defines, arch)
     CacheFlusher flusher_{device_};
     DeviceCaseCache device_cases_{device_, device_case_budget(device_.info())};
     double reference_seconds_ = 0;  // of the evaluation in progress: kept off its correctness time
 
-    Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines);
+    // `arch` empty: the device's own; else the candidate's declared target.
+    Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines,
+                                     const std::string& arch);
     // Entry points, resources and geometry of every kernel of the task; a Stop when one is unusable.
     std::optional<Stop> bind(const Task& task, const CompileStage& compiled, BoundKernels& kernels, EvalResult& result);
     // Both trials of one size; the nominal case is kept for timing.

@@ -199,7 +199,8 @@ std::vector<Token> lex(const Physical& p, std::vector<int>* string_lines) {
 }  // namespace
 
 const std::vector<std::string>& include_allow_list(Language language) {
-    static const std::vector<std::string> cuda = {"cuda_fp16.h", "cuda_bf16.h"};
+    // mma.h: the warp-level matrix API (wmma); cuda_fp8.h: the fp8 types and conversions.
+    static const std::vector<std::string> cuda = {"cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "mma.h"};
     static const std::vector<std::string> opencl = {};
     return language == Language::cuda ? cuda : opencl;
 }

@@ -29,12 +29,11 @@ namespace kevo {
 namespace {
 
 // Static gates and compilation only: the verdict is ok when the candidate compiled.
-EvalResult compile_only(const EvalRequest& request, const std::string& backend, const std::string& device,
-                        const CompileFn& compile) {
+EvalResult compile_only(const EvalRequest& request, const DeviceInfo& info, Language language, const CompileFn& compile) {
     EvalResult result;
     result.task = request.task;
-    result.backend = backend;
-    result.device = device;
+    result.backend = info.backend;
+    result.device = info.name;
     result.profile = request.profile;
     result.seed = request.seed;
     auto task = make_task(request.task);
@@ -43,7 +42,7 @@ EvalResult compile_only(const EvalRequest& request, const std::string& backend, 
         result.diagnostics = task.error().message;
         return result;
     }
-    auto stage = run_compile_stage((*task)->spec(), request, compile);
+    auto stage = run_compile_stage((*task)->spec(), request, language, info.arch, compile);
     if (!stage) {
         result.verdict = Verdict::runtime_error;
         result.diagnostics = "compiler failure: " + stage.error().message;
@@ -80,9 +79,10 @@ int serve_offline(Backend& backend, const std::string& arch, LineChannel& channe
             continue;
         }
         channel.send({{"event", "stage"}, {"stage", "compile"}});
-        EvalResult result = compile_only(*request, info.backend, info.name,
-                                         [&](const std::string& source, const std::vector<std::string>& defines) {
-                                             return backend.compile_offline(source, defines, arch);
+        EvalResult result = compile_only(*request, info, backend.language(),
+                                         [&](const std::string& source, const std::vector<std::string>& defines,
+                                             const std::string& target) {
+                                             return backend.compile_offline(source, defines, target.empty() ? arch : target);
                                          });
         channel.send({{"event", "result"}, {"result", to_json(result)}, {"poisoned", false}});
     }
@@ -142,9 +142,12 @@ int run_worker(const std::string& backend_name, int device_index, int read_fd, i
                 continue;
             }
             channel.send({{"event", "stage"}, {"stage", "compile"}});
-            EvalResult result = compile_only(*request, (*device)->info().backend, (*device)->info().name,
-                                             [&](const std::string& source, const std::vector<std::string>& defines) {
-                                                 return (*device)->compile(source, defines);
+            Device& d = **device;
+            EvalResult result = compile_only(*request, d.info(), d.language(),
+                                             [&](const std::string& source, const std::vector<std::string>& defines,
+                                                 const std::string& arch) {
+                                                 return arch.empty() ? d.compile(source, defines)
+                                                                     : d.compile_for_arch(source, defines, arch);
                                              });
             channel.send({{"event", "result"}, {"result", to_json(result)}, {"poisoned", false}});
         } else if (op == "eval") {

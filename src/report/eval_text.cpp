@@ -25,10 +25,25 @@ std::string ceilings_text(const CeilingsUsed& c) {
     else
         out += fmt::format(" from the {} (not measured on this device)", c.source == "datasheet" ? "DATASHEET" : c.source);
     if (!c.datasheet.empty() && c.source == "measured") out += "; datasheet " + c.datasheet;
+    for (const auto& t : c.tensor) {
+        out += fmt::format("; tensor {} ", t.kind);
+        out += t.source == "absent" ? std::string("ABSENT")
+                                    : fmt::format("{:.1f} TFLOP/s{}", t.gflops * 1e-3, t.source == "measured" ? "" : " (DATASHEET)");
+    }
     return out;
 }
 
 namespace {
+
+const char* limiter_text(Limiter limiter) {
+    switch (limiter) {
+        case Limiter::memory: return "memory";
+        case Limiter::cuda_cores: return "the CUDA cores (fp32)";
+        case Limiter::tensor_cores: return "the tensor cores";
+        case Limiter::none: break;
+    }
+    return "-";
+}
 
 // What the table's ceiling column is: under --roofline workload a bandwidth-bound size's ceiling is
 // the bandwidth measured at its working set, not the streaming peak the ceilings line quotes.
@@ -67,11 +82,16 @@ std::string render_eval_text(const EvalResult& r) {
         }
         out += "\n" + table.render();
         if (!r.ceilings.source.empty()) out += roofline_footer(r) + "\n";
+        for (const auto& s : r.sizes)
+            if (s.timed && s.limiter != Limiter::none)
+                out += fmt::format("speed of light: size {} {} (bound by {}), fraction = that / the median\n", s.label,
+                                   seconds_text(s.sol_seconds), limiter_text(s.limiter));
     }
     for (const auto& k : r.resources)
-        out += fmt::format("resources: {} registers={} shared={} B local={} B max_threads={} block={} per_thread={}\n", k.kernel,
-                           k.registers, k.shared_bytes, k.local_bytes, k.max_threads, fmt::join(k.block, "x"),
-                           fmt::join(k.per_thread, "x"));
+        out += fmt::format("resources: {} registers={} shared={} B{} local={} B max_threads={} block={} per_thread={}\n",
+                           k.kernel, k.registers, k.shared_bytes,
+                           k.dynamic_shared_bytes ? fmt::format(" dynamic_shared={} B", k.dynamic_shared_bytes) : "",
+                           k.local_bytes, k.max_threads, fmt::join(k.block, "x"), fmt::join(k.per_thread, "x"));
     if (!r.defines.empty()) {
         std::vector<std::string> d;
         for (const auto& [name, value] : r.defines) d.push_back(name + "=" + value);

@@ -265,6 +265,9 @@ void contract_section(std::string& out, const ProposalContext& c) {
            "- `grid=X[,Y[,Z]]` fixes the block count, where the task allows it.\n"
            "- `tune NAME V1 V2 ...` declares a knob compiled in as -DNAME=value (the first value is the default); "
            "`launch` values may name knobs.\n"
+           "- CUDA only: `smem=BYTES` gives each block that much dynamic shared memory (`extern __shared__`), "
+           "above 48 KB where the device allows; a line `// kevo: target sm_90a` compiles for the "
+           "architecture-specific target (wgmma, setmaxnreg), accepted only on a device of compute capability 9.0.\n"
            "A declaration that exceeds the device's limits or the compiled kernel's maximum block size is "
            "rejected.\n";
 }

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "backend/backend.hpp"
+#include "task/compute_class.hpp"
 
 namespace kevo {
 
@@ -112,6 +113,11 @@ struct Case {
     std::map<std::string, double> constants;  // the constants in force (shown in diagnostics)
     double work = 0;                    // bytes (bandwidth-bound) or FLOPs (compute-bound) of one run
     double working_set_bytes = 0;       // distinct bytes touched, for the workload ceiling
+    // The multi-class roofline (eval/roofline.hpp), for tasks whose work is tensor-core FLOPs and
+    // bytes together: when flops_by_class is not empty, the size is scored by its speed-of-light
+    // time from these two and `work`/Bound are not used. The scientific tasks leave it empty.
+    std::map<ComputeClass, double> flops_by_class;  // FLOPs (int8: integer ops) per class of one run
+    double roofline_bytes = 0;                       // bytes one run must move at least (Q)
 };
 
 // The expected contents of Case::results, in the same order.

@@ -19,7 +19,7 @@ namespace kevo::cuda {
         X(cuDeviceGetAttribute) X(cuDeviceTotalMem) X(cuDevicePrimaryCtxRetain) X(cuDevicePrimaryCtxRelease)          \
             X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamDestroy) X(cuStreamSynchronize) X(cuEventCreate)           \
                 X(cuEventDestroy) X(cuEventRecord) X(cuEventElapsedTime) X(cuModuleLoadData) X(cuModuleUnload)        \
-                    X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync)      \
+                    X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync)      \
                         X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuLaunchKernel) X(cuMemHostAlloc)                 \
                             X(cuMemFreeHost) X(cuEventSynchronize)
 

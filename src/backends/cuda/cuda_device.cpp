@@ -105,7 +105,12 @@ Expected<void> CudaDevice::enter() {
 // ---- modules and kernels ----
 
 Expected<CompileOutcome> CudaDevice::compile(const std::string& source, const std::vector<std::string>& defines) {
-    auto compiled = nvrtc_compile(source, defines, info_.arch);
+    return compile_for_arch(source, defines, info_.arch);
+}
+
+Expected<CompileOutcome> CudaDevice::compile_for_arch(const std::string& source, const std::vector<std::string>& defines,
+                                                      const std::string& arch) {
+    auto compiled = nvrtc_compile(source, defines, arch);
     if (!compiled) return compiled.error();
     CompileOutcome outcome;
     outcome.log = std::move(compiled->log);
@@ -142,6 +147,10 @@ Expected<uint32_t> CudaDevice::kernel(uint32_t module, const std::string& name) 
     r = api_.cuFuncGetAttribute(&max_threads, CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK, entry.function);
     if (auto ok = check(r, fmt::format("reading the attributes of kernel '{}'", name)); !ok) return ok.error();
     entry.max_threads = static_cast<unsigned>(max_threads);
+    int static_shared = 0;
+    r = api_.cuFuncGetAttribute(&static_shared, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, entry.function);
+    if (auto ok = check(r, fmt::format("reading the attributes of kernel '{}'", name)); !ok) return ok.error();
+    entry.static_shared = static_cast<uint64_t>(std::max(static_shared, 0));
 
     // The parameter list lets a launch with the wrong arguments be refused instead of letting the
     // kernel read garbage. cuFuncGetParamInfo answers INVALID_VALUE one past the last parameter.
@@ -318,8 +327,9 @@ std::string CudaDevice::describe_launch(std::span<const Launch> launches, size_t
     auto it = kernels_.find(launch.kernel);
     std::string name =
         it == kernels_.end() ? fmt::format("id {}", launch.kernel) : fmt::format("'{}'", it->second.name);
-    return fmt::format("launch {} of {} (kernel {}, grid {}, block {})", index + 1, launches.size(), name,
-                       dims(launch.grid), dims(launch.block));
+    return fmt::format("launch {} of {} (kernel {}, grid {}, block {}{})", index + 1, launches.size(), name,
+                       dims(launch.grid), dims(launch.block),
+                       launch.shared_bytes ? fmt::format(", {} bytes dynamic shared", launch.shared_bytes) : "");
 }
 
 // A fault in a timed run surfaces only at the final wait, so it names every kernel that could have caused it.
@@ -359,6 +369,12 @@ Expected<CudaDevice::LaunchParams> CudaDevice::prepare(std::span<const Launch> l
     if (launch.block.volume() > limit)
         return refuse(fmt::format("{} threads per block exceed the {} this kernel can launch with",
                                   launch.block.volume(), limit));
+
+    // The evaluator has refused this already (validate_geometry); a second line for other callers.
+    if (launch.shared_bytes > 0 && kernel.static_shared + launch.shared_bytes > info_.shared_mem_per_block)
+        return refuse(fmt::format("{} bytes of dynamic shared memory plus the kernel's {} static bytes exceed the "
+                                  "device's {} bytes per block", launch.shared_bytes, kernel.static_shared,
+                                  info_.shared_mem_per_block));
 
     if (kernel.params_known) {
         if (kernel.param_sizes.size() != launch.args.size())
@@ -406,12 +422,24 @@ Expected<void> CudaDevice::submit(std::span<const Launch> launches, size_t index
     auto params = prepare(launches, index);
     if (!params) return params.error();
     const Launch& launch = launches[index];
-    CUfunction function = kernels_.at(launch.kernel).function;
+    KernelEntry& kernel = kernels_.at(launch.kernel);
+    CUfunction function = kernel.function;
+    // Above 48 KB a kernel gets dynamic shared memory only once its limit is raised; once per kernel.
+    if (launch.shared_bytes > kernel.dynamic_shared_set) {
+        CUresult set = api_.cuFuncSetAttribute(function, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                               static_cast<int>(launch.shared_bytes));
+        if (auto ok = check(set, describe_launch(launches, index) + ": raising the dynamic shared memory limit to " +
+                                     std::to_string(launch.shared_bytes) + " bytes (cuFuncSetAttribute)");
+            !ok)
+            return ok;
+        kernel.dynamic_shared_set = launch.shared_bytes;
+    }
     // cuLaunchKernel copies the argument values before it returns, so `params` may die after it.
     CUresult r =
         api_.cuLaunchKernel(function, static_cast<unsigned>(launch.grid.x), static_cast<unsigned>(launch.grid.y),
                             static_cast<unsigned>(launch.grid.z), static_cast<unsigned>(launch.block.x),
-                            static_cast<unsigned>(launch.block.y), static_cast<unsigned>(launch.block.z), 0, stream_,
+                            static_cast<unsigned>(launch.block.y), static_cast<unsigned>(launch.block.z),
+                            static_cast<unsigned>(launch.shared_bytes), stream_,
                             params->pointers.empty() ? nullptr : params->pointers.data(), nullptr);
     return check(r, describe_launch(launches, index));
 }
@@ -461,6 +489,8 @@ Expected<std::string> CudaDevice::vendor_library(VendorRoutine routine) {
     std::string why;
     if (routine == VendorRoutine::fft3d_c2c) {
         if (auto* fft = load_cufft(why)) return fft->label;
+    } else if (is_gemm(routine)) {
+        if (auto* lt = load_cublaslt(why)) return lt->label;
     } else if (auto* blas = load_cublas(why)) {
         return blas->label;
     }
@@ -473,6 +503,15 @@ Expected<void> CudaDevice::submit_vendor(const VendorCall& call) {
     if (!x) return x.error();
     auto y = find_buffer(call.out, "vendor output");
     if (!y) return y.error();
+    if (is_gemm(call.routine)) {
+        auto b = find_buffer(call.in_b, "vendor input B");
+        if (!b) return b.error();
+        const uint64_t operand = gemm_operand_bytes(call.routine, call.n), output = gemm_output_bytes(call.routine, call.n);
+        if ((*x)->bytes < operand || (*b)->bytes < operand || (*y)->bytes < output)
+            return make_error(fmt::format("{} {}^3: the buffers hold fewer than {} (A, B) and {} (D) bytes",
+                                          vendor_routine_name(call.routine), call.n, operand, output));
+        return lt_gemm_.enqueue(call.routine, call.n, (*x)->pointer, (*b)->pointer, (*y)->pointer, stream_);
+    }
     if (call.routine == VendorRoutine::fft3d_c2c) {
         const CufftApi* fft = load_cufft(why);
         if (!fft) return make_error(why);
@@ -542,6 +581,7 @@ void CudaDevice::release_vendor_state() {
     fft_plans_.clear();
     if (const CublasApi* blas = cublas_ ? load_cublas(why) : nullptr) blas->cublasDestroy_v2(cublas_);
     cublas_ = nullptr;
+    lt_gemm_.release();
 }
 
 }  // namespace kevo::cuda

@@ -4,6 +4,7 @@
 
 #include "backend/backend.hpp"
 #include "backends/cuda/cuda_api.hpp"
+#include "backends/cuda/lt_gemm.hpp"
 #include "backends/cuda/pinned_staging.hpp"
 
 #if KEVO_HAVE_CUDA_HEADERS
@@ -26,6 +27,8 @@ public:
     Language language() const override { return Language::cuda; }
 
     Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines) override;
+    Expected<CompileOutcome> compile_for_arch(const std::string& source, const std::vector<std::string>& defines,
+                                              const std::string& arch) override;
     Expected<uint32_t> kernel(uint32_t module, const std::string& name) override;
     Expected<KernelAttributes> attributes(uint32_t kernel) override;
     Expected<KernelParams> parameters(uint32_t kernel) override;
@@ -51,6 +54,8 @@ private:
         uint32_t module = 0;
         std::string name;
         unsigned max_threads = 0;
+        uint64_t static_shared = 0;       // bytes of __shared__ the compiler allotted
+        uint64_t dynamic_shared_set = 0;  // the dynamic shared limit last set on the function (0: the driver's 48 KB)
         std::vector<size_t> param_sizes;  // from cuFuncGetParamInfo
         bool params_known = false;        // false where the driver cannot list the parameters
     };
@@ -69,7 +74,7 @@ private:
         std::vector<void*> pointers;
     };
 
-    CudaDevice(const DriverApi& api, DeviceInfo info) : api_(api), info_(std::move(info)), staging_(api) {}
+    CudaDevice(const DriverApi& api, DeviceInfo info) : api_(api), info_(std::move(info)), staging_(api), lt_gemm_(api) {}
     Expected<void> init(int ordinal);
 
     // Makes the context current on the calling thread; refuses once the context is poisoned.
@@ -109,6 +114,7 @@ private:
     std::unordered_map<uint32_t, BufferEntry> buffers_;
     std::unordered_map<uint64_t, int> fft_plans_;  // cube side -> cuFFT plan
     void* cublas_ = nullptr;                       // cuBLAS handle
+    LtGemm lt_gemm_;                               // the tensor-core GEMMs (calibration)
 };
 
 }  // namespace kevo::cuda

@@ -24,6 +24,10 @@ struct NvrtcApi {
 #undef KEVO_NVRTC_MEMBER
     int major = 0, minor = 0;
     std::string path;  // the library that was loaded
+    // The toolkit's include folder, where the allow-listed headers (cuda_fp16.h, mma.h, ...) live:
+    // NVRTC 13 builds none of them in. Empty when no folder beside NVRTC or under $CUDA_HOME,
+    // $CUDA_PATH or /usr/local/cuda holds them; an include then fails as a compile error.
+    std::string include_dir;
 };
 
 // Loads libnvrtc once per process: libnvrtc.so.13, .so.12 and .so through the loader's search path,

@@ -2,7 +2,6 @@
 #include "backends/cuda/nvrtc_compile.hpp"
 
 #include "backends/cuda/nvrtc_api.hpp"
-#include "backends/cuda/nvrtc_includes.hpp"
 
 #if KEVO_HAVE_CUDA_HEADERS
 
@@ -86,7 +85,8 @@ Expected<NvrtcOutput> nvrtc_compile(const std::string& source, const std::vector
     if (auto ok = check_supported(*api, number, arch); !ok) return ok.error();
 
     std::vector<std::string> options = {"--gpu-architecture=" + arch, "-std=c++17", "-lineinfo"};
-    for (const auto& include : nvrtc_include_options()) options.push_back(include);
+    // Only for the allow-listed headers: the static scan refuses every other #include.
+    if (!api->include_dir.empty()) options.push_back("--include-path=" + api->include_dir);
     for (const auto& define : defines) {
         if (!valid_define(define))
             return make_error(fmt::format("invalid define '{}': expected NAME or NAME=VALUE", define));

@@ -16,7 +16,7 @@ struct NvrtcOutput {
 };
 
 // Compiles `source` as "candidate.cu" for `arch` ("sm_90") with -std=c++17 -lineinfo, the CUDA
-// toolkit's include path (nvrtc_includes.hpp) and -D for each NAME=VALUE in `defines`. A source that fails to compile is an outcome (no cubin, the log says why);
+// toolkit's include path (found beside libnvrtc: nvrtc_api.cpp) and -D for each NAME=VALUE in `defines`. A source that fails to compile is an outcome (no cubin, the log says why);
 // an Error means NVRTC itself is missing or refused the options.
 Expected<NvrtcOutput> nvrtc_compile(const std::string& source, const std::vector<std::string>& defines,
                                     const std::string& arch);

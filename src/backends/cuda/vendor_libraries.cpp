@@ -1,4 +1,4 @@
-// Loads cuFFT and cuBLAS with dlopen (see vendor_libraries.hpp).
+// Loads cuFFT, cuBLAS and cuBLASLt with dlopen (see vendor_libraries.hpp).
 #include "backends/cuda/vendor_libraries.hpp"
 
 #include <fmt/format.h>
@@ -36,10 +36,35 @@ LoadedApi<CublasApi> load_cublas_once() {
     return out;
 }
 
+LoadedApi<CublasLtApi> load_cublaslt_once() {
+    LoadedApi<CublasLtApi> out;
+    auto lib = open_cuda_library({"libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"}, "cuBLASLt");
+    if (!lib.handle) return {{}, lib.why};
+    CublasLtApi& a = out.api;
+    fetch_symbol(lib.handle, lib.path, "cublasLtCreate", a.cublasLtCreate, out.why);
+    fetch_symbol(lib.handle, lib.path, "cublasLtDestroy", a.cublasLtDestroy, out.why);
+    fetch_symbol(lib.handle, lib.path, "cublasLtMatmulDescCreate", a.cublasLtMatmulDescCreate, out.why);
+    fetch_symbol(lib.handle, lib.path, "cublasLtMatmulDescDestroy", a.cublasLtMatmulDescDestroy, out.why);
+    fetch_symbol(lib.handle, lib.path, "cublasLtMatmulDescSetAttribute", a.cublasLtMatmulDescSetAttribute, out.why);
+    fetch_symbol(lib.handle, lib.path, "cublasLtMatrixLayoutCreate", a.cublasLtMatrixLayoutCreate, out.why);
+    fetch_symbol(lib.handle, lib.path, "cublasLtMatrixLayoutDestroy", a.cublasLtMatrixLayoutDestroy, out.why);
+    fetch_symbol(lib.handle, lib.path, "cublasLtMatmulPreferenceCreate", a.cublasLtMatmulPreferenceCreate, out.why);
+    fetch_symbol(lib.handle, lib.path, "cublasLtMatmulPreferenceDestroy", a.cublasLtMatmulPreferenceDestroy, out.why);
+    fetch_symbol(lib.handle, lib.path, "cublasLtMatmulPreferenceSetAttribute", a.cublasLtMatmulPreferenceSetAttribute, out.why);
+    fetch_symbol(lib.handle, lib.path, "cublasLtMatmulAlgoGetHeuristic", a.cublasLtMatmulAlgoGetHeuristic, out.why);
+    fetch_symbol(lib.handle, lib.path, "cublasLtMatmul", a.cublasLtMatmul, out.why);
+    fetch_symbol(lib.handle, lib.path, "cublasLtGetVersion", a.cublasLtGetVersion, out.why);
+    if (!out.why.empty()) return out;
+    a.label = fmt::format("cuBLASLt {} ({})", a.cublasLtGetVersion(), lib.path);
+    return out;
+}
+
 }  // namespace
 
 const CufftApi* load_cufft(std::string& why) { return load_once<CufftApi, load_cufft_once>(why); }
 
 const CublasApi* load_cublas(std::string& why) { return load_once<CublasApi, load_cublas_once>(why); }
+
+const CublasLtApi* load_cublaslt(std::string& why) { return load_once<CublasLtApi, load_cublaslt_once>(why); }
 
 }  // namespace kevo::cuda

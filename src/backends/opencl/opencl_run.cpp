@@ -115,6 +115,10 @@ Expected<std::vector<cl_event>> OpenclDevice::execute(std::span<const Launch> la
         }
         const KernelEntry& kernel = it->second;
         names.push_back(&kernel);
+        if (launch.shared_bytes > 0) {  // resolve_target refuses smem= for OpenCL before any launch
+            clFinish(queue_);
+            return make_error(fmt::format("{}: dynamic shared memory is CUDA-only", launch_label(i, kernel.name)));
+        }
         if (auto set = set_args(kernel, launch); !set) {
             clFinish(queue_);
             return make_error(fmt::format("{}: {}", launch_label(i, kernel.name), set.error().message));
