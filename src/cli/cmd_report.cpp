@@ -1,5 +1,6 @@
 // `kevo report RUN|--all`: a stored run (settings, iterations, held-out gate) or the list of runs;
-// `kevo report RUN|--study ID|--all --html FILE`: the study report, one self-contained page.
+// `kevo report RUN|--study ID|--all --html FILE`: the study report, one self-contained page;
+// `kevo report --study ID`: the study's aggregates per model, strategy and pack (docs/packs.md).
 #include <optional>
 
 #include <fmt/format.h>
