@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -18,6 +19,7 @@
 
 #include "headless_browser.hpp"
 #include "kevo_process.hpp"
+#include "pack/weights.hpp"
 #include "report/csv/csv_table.hpp"
 #include "report/html/markup.hpp"
 #include "report/html/report_stats.hpp"
@@ -339,6 +341,48 @@ TEST_F(ReportStore, StudyPageHoldsTheStoresNumbers) {
     EXPECT_EQ(html({"--study", "latest"}, "latest.html"), page);
 }
 
+// Per model: the geometric mean of the tasks' S_i (each the median best score of its runs) and,
+// with a weights file, S_agg renormalised over the tasks the study ran; the page shows the same.
+TEST_F(ReportStore, StudyAggregatesGiveTheGeometricMeanAndSaggPerModel) {
+    const std::string weights_file = std::string(KEVO_SOURCE_DIR) + "/tests/data/sci-weights.toml";
+    const auto r = run_kevo({"report", "--study", "s-test-1", "--db", db_, "--json", "--weights", weights_file});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto weights = kevo::read_weights_file(weights_file);
+    ASSERT_TRUE(weights) << weights.error().message;
+    const auto& w_test = weights->vectors[0];
+    auto store = kevo::Store::open(db_, kevo::Store::Access::read_only);
+    ASSERT_TRUE(store);
+    std::map<std::string, std::map<std::string, double>> best;  // model -> task -> the run's best score
+    for (const auto& c : cells_) {
+        auto run = (*store)->load_run(c.run_id);
+        ASSERT_TRUE(run && run->best_score);
+        best[c.model][c.task] = *run->best_score;
+    }
+    const auto doc = r.json();
+    ASSERT_EQ(doc["aggregates"].size(), best.size()) << r.out;
+    for (const auto& row : doc["aggregates"]) {
+        const auto& scores = best.at(row["model"].get<std::string>());
+        ASSERT_EQ(row["best"].size(), 1u);
+        const auto& a = row["best"][0];
+        EXPECT_EQ(a["pack"], "sci");
+        EXPECT_EQ(a["scored"].size(), scores.size());
+        double log_sum = 0, weighted = 0, weight = 0;
+        for (const auto& [task, s] : scores) {
+            log_sum += std::log(s);
+            weighted += w_test.find(task)->weight * s;
+            weight += w_test.find(task)->weight;
+        }
+        EXPECT_NEAR(a["geomean"].get<double>(), std::exp(log_sum / scores.size()), 1e-9) << row.dump();
+        EXPECT_NEAR(a["weighted"][0]["value"].get<double>(), weighted / weight, 1e-12) << row.dump();
+        EXPECT_EQ(a["missing"].size(), 12 - scores.size());
+    }
+    const auto text = run_kevo({"report", "--study", "s-test-1", "--db", db_});
+    EXPECT_NE(text.out.find("one-plus-one, best, pack sci ("), std::string::npos) << text.out;
+    const std::string page = html({"--study", "s-test-1", "--weights", weights_file}, "aggregates.html");
+    EXPECT_EQ(count(page, "<tr class=\"aggregate\""), 2 * best.size());
+    EXPECT_NE(page.find("<span data-vector=\"W_test\">W_test "), std::string::npos);
+}
+
 TEST_F(ReportStore, EveryStoredStringIsEscaped) {
     const std::string page = html({"--study", "s-test-1"}, "escape.html");
     for (const std::string& raw : {kHostileModel, kHostileStudyText, kHostileFile})
@@ -452,9 +496,10 @@ TEST_F(ReportStore, ScopeErrorsNameWhatIsAccepted) {
     const auto both = run_kevo({"export", "--csv", path("x"), "--all", cells_[0].run_id, "--db", db_});
     EXPECT_EQ(both.exit_code, 2);
     EXPECT_NE(both.err.find("not several"), std::string::npos) << both.err;
+    // A study without --html is its text form (the aggregates), pointing at the page.
     const auto text = run_kevo({"report", "--study", "s-test-1", "--db", db_});
-    EXPECT_EQ(text.exit_code, 2);
-    EXPECT_NE(text.err.find("--html FILE"), std::string::npos) << text.err;
+    EXPECT_EQ(text.exit_code, 0) << text.err;
+    EXPECT_NE(text.out.find("(the whole report: --html FILE)"), std::string::npos) << text.out;
     // One run's page: its row, and no study section.
     const std::string one = html({cells_[0].run_id}, "one.html");
     EXPECT_EQ(count(one, "<tr class=\"group\""), 1u);

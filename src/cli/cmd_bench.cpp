@@ -8,11 +8,13 @@
 
 #include "backend/registry.hpp"
 #include "bench/bench.hpp"
+#include "bench/bench_aggregates.hpp"
 #include "bench/bench_render.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/live_status.hpp"
 #include "core/files.hpp"
+#include "pack/pack.hpp"
 #include "task/registry.hpp"
 
 namespace kevo::cli {
@@ -21,7 +23,7 @@ namespace {
 
 struct BenchCliOptions {
     DeviceOptions device;
-    std::string profile, markdown, kernels_dir, state;
+    std::string profile, markdown, kernels_dir, state, pack, weights;
     std::vector<std::string> tasks;
     std::vector<std::string> check_profiles;  // empty: every profile up to the timed one
     bool check_profiles_given = false;
@@ -33,7 +35,9 @@ struct BenchCliOptions {
 
 std::string command_line(const BenchCliOptions& o, const std::string& backend, const std::string& profile) {
     std::string cmd = fmt::format("kevo bench --backend {} --device {} --profile {}", backend, o.device.device, profile);
+    if (!o.pack.empty()) cmd += " --pack " + o.pack;
     if (!o.tasks.empty()) cmd += fmt::format(" --tasks {}", fmt::join(o.tasks, ","));
+    if (!o.weights.empty()) cmd += " --weights " + o.weights;
     cmd += fmt::format(" --check-profiles {}", o.check_profiles.empty() ? "none" : fmt::format("{}", fmt::join(o.check_profiles, ",")));
     cmd += fmt::format(" --warmup {} --repeat {} --seed {}", o.warmup, o.repeat, o.seed);
     if (o.no_peers) cmd += " --no-peers";
@@ -64,7 +68,7 @@ std::vector<std::string> unused_kernel_files(const std::string& dir, const std::
         } else if (ext != "." + suffix) {
             why = fmt::format("a {} kernel; this bench compiles .{} files", ext == ".cu" ? "CUDA" : "OpenCL", suffix);
         } else if (is_task) {
-            why = fmt::format("task {} is not among the benched tasks (--tasks)", stem);
+            why = fmt::format("task {} is not among the benched tasks (--tasks, --pack)", stem);
         } else {
             why = fmt::format("no task is named '{}'", stem);
             if (auto near = nearest_word(stem, known)) why += fmt::format(" (did you mean {}.{}?)", *near, suffix);
@@ -75,11 +79,28 @@ std::vector<std::string> unused_kernel_files(const std::string& dir, const std::
     return unused;
 }
 
-int run(BenchCliOptions& o) {
+// The tasks to bench: --tasks, else --pack's tasks, else the suite. With both, every --tasks entry
+// must be in the pack (a task of another pack is an error, not silently dropped).
+Expected<std::vector<std::string>> benched_tasks(const BenchCliOptions& o) {
     const auto known = task_names();
     for (const auto& t : o.tasks)
         if (std::find(known.begin(), known.end(), t) == known.end())
-            return fail(fmt::format("--tasks: unknown task '{}'; expected some of: {}", t, fmt::join(known, ", ")));
+            return make_error(fmt::format("--tasks: unknown task '{}'; expected some of: {}", t, fmt::join(known, ", ")));
+    if (o.pack.empty()) return o.tasks.empty() ? known : o.tasks;
+    auto in_pack = resolve_pack(o.pack, "--pack");
+    if (!in_pack) return in_pack.error();
+    for (const auto& t : o.tasks)
+        if (std::find(in_pack->begin(), in_pack->end(), t) == in_pack->end())
+            return make_error(fmt::format("--tasks: task '{}' is in pack {}, not in --pack {}", t, task_pack(t), o.pack));
+    if (in_pack->empty()) return make_error(fmt::format("--pack {}: the pack has no task in this build yet", o.pack));
+    return o.tasks.empty() ? *in_pack : o.tasks;
+}
+
+int run(BenchCliOptions& o) {
+    auto tasks = benched_tasks(o);
+    if (!tasks) return fail(tasks.error().message);
+    auto weights = load_pack_weights(o.weights);
+    if (!weights) return fail(weights.error().message);
     if (o.check_profiles.size() == 1 && o.check_profiles[0] == "none") o.check_profiles.clear();
     for (const auto& p : o.check_profiles)
         if (p != "small" && p != "paper" && p != "large")
@@ -97,7 +118,7 @@ int run(BenchCliOptions& o) {
     if (!info) return fail(info.error().message);
 
     BenchOptions bench;
-    bench.tasks = o.tasks;
+    bench.tasks = *tasks;
     bench.profile = resolve_profile(o.profile, *info);
     if (!o.check_profiles_given) {
         // Every profile up to the timed one: a CPU timing `small` is not made to run `large`.
@@ -115,7 +136,7 @@ int run(BenchCliOptions& o) {
     bench.kernels_dir = o.kernels_dir;
     bench.state_path = o.state;
     say(true, fmt::format("kevo bench on {} ({}), profile {}", info->name, *backend_name, bench.profile));
-    const auto benched = o.tasks.empty() ? known : o.tasks;
+    const auto& benched = *tasks;
     const std::string suffix = info->backend == "cuda" ? "cu" : "cl";
     const auto unused = unused_kernel_files(o.kernels_dir, benched, suffix);
     for (const auto& file : unused) say(true, fmt::format("warning: --kernels {}: not benched: {}", o.kernels_dir, file));
@@ -152,17 +173,21 @@ int run(BenchCliOptions& o) {
     live.clear();
     if (!report) return fail(report.error().message);
 
+    const BenchAggregates aggregates = bench_aggregates(*report, *weights);
     if (!o.markdown.empty()) {
-        const auto text = render_bench_markdown(*report, command_line(o, *backend_name, bench.profile));
+        const auto text = render_bench_markdown(*report, command_line(o, *backend_name, bench.profile)) +
+                          render_bench_aggregates_markdown(aggregates);
         if (auto w = write_file_atomic(o.markdown, text); !w) return fail(w.error().message);
         say(true, "wrote " + o.markdown);
     }
     // The rows are on screen (or in the log) already unless stdout is a destination of its own.
     const bool rows_shown = o.json || rows_once;
-    say(o.json, rows_shown ? render_bench_summary(*report) : render_bench_text(*report));
+    say(o.json, (rows_shown ? render_bench_summary(*report) : render_bench_text(*report)) +
+                    render_bench_aggregates_text(aggregates));
     if (o.json) {
         auto doc = to_json(*report);
         doc["unused_kernel_files"] = unused;
+        doc["aggregates"] = to_json(aggregates);
         print_json(doc);
     }
     return report->ok() ? kExitOk : kExitRejected;
@@ -176,7 +201,12 @@ void setup_bench(CLI::App& app, int& exit_code) {
     add_device_options(*cmd, o->device);
     add_profile_option(*cmd, o->profile);
     add_json_option(*cmd, o->json);
-    cmd->add_option("--tasks", o->tasks, "tasks to bench, comma-separated (default: the whole suite)")->delimiter(',');
+    cmd->add_option("--tasks", o->tasks, "tasks to bench, comma-separated (default: the whole suite, or --pack's tasks)")
+        ->delimiter(',');
+    cmd->add_option("--pack", o->pack, "bench this pack's tasks (sci, ml); with --tasks, each must be in the pack");
+    cmd->add_option("--weights", o->weights,
+                    "a weights file (docs/packs.md) used for its pack's S_agg in place of the pack's shipped one")
+        ->check(CLI::ExistingFile);
     auto* checks = cmd->add_option("--check-profiles", o->check_profiles,
                                    "profiles at whose every size the best-known kernels are checked before timing "
                                    "(default: every profile up to the timed one, e.g. small,paper,large for large; none "

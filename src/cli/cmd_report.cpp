@@ -1,5 +1,6 @@
 // `kevo report RUN|--all`: a stored run (settings, iterations, held-out gate) or the list of runs;
-// `kevo report RUN|--study ID|--all --html FILE`: the study report, one self-contained page.
+// `kevo report RUN|--study ID|--all --html FILE`: the study report, one self-contained page;
+// `kevo report --study ID`: the study's aggregates per model, strategy and pack (docs/packs.md).
 #include <optional>
 
 #include <fmt/format.h>
@@ -9,7 +10,9 @@
 #include "cli/report_scope.hpp"
 #include "core/files.hpp"
 #include "report/html/html_report.hpp"
+#include "report/run_pack.hpp"
 #include "report/run_report.hpp"
+#include "report/study_aggregates.hpp"
 #include "store/store.hpp"
 
 namespace kevo::cli {
@@ -18,15 +21,24 @@ namespace {
 
 struct ReportOptions {
     ScopeOptions scope;
-    std::string db = "kevo.db", html;
+    std::string db = "kevo.db", html, weights;
     std::optional<int> iteration;
     bool json = false;
 };
 
-int html_report(const ReportOptions& o, Store& store) {
-    auto scope = scope_from(o.scope, "kevo report --html");
-    if (!scope) return fail(scope.error().message);
+Expected<ReportData> report_data(const ReportOptions& o, Store& store, const std::string& command) {
+    auto scope = scope_from(o.scope, command);
+    if (!scope) return scope.error();
     auto data = collect_report_data(store, *scope);
+    if (!data) return data.error();
+    auto weights = load_pack_weights(o.weights);
+    if (!weights) return weights.error();
+    data->weights = std::move(*weights);
+    return data;
+}
+
+int html_report(const ReportOptions& o, Store& store) {
+    auto data = report_data(o, store, "kevo report --html");
     if (!data) return fail(data.error().message);
     if (auto ok = write_file_atomic(o.html, render_html_report(*data)); !ok)
         return fail(fmt::format("--html {}: {}", o.html, ok.error().message));
@@ -34,22 +46,42 @@ int html_report(const ReportOptions& o, Store& store) {
     return kExitOk;
 }
 
+// `kevo report --study ID` as text: the study's aggregates per model, strategy and pack.
+int study_text_report(const ReportOptions& o, Store& store) {
+    auto data = report_data(o, store, "kevo report --study");
+    if (!data) return fail(data.error().message);
+    const auto rows = study_aggregates(*data);
+    if (o.json) {
+        print_json({{"study_id", data->scope.id}, {"aggregates", study_aggregates_json(rows)}});
+    } else {
+        say(false, fmt::format("study {}: {} runs\n{}(the whole report: --html FILE)", data->scope.id, data->runs.size(),
+                               render_study_aggregates_text(rows)));
+    }
+    return kExitOk;
+}
+
 int run(const ReportOptions& o) {
     if (o.iteration && (o.scope.all || !o.scope.study_id.empty() || !o.html.empty()))
         return fail("--iteration N shows one iteration of one RUN (not with --all, --study or --html)");
-    if (o.html.empty() && !o.scope.study_id.empty())
-        return fail("--study ID is reported as a page: add --html FILE (or list runs with --all)");
-    if (o.html.empty() && o.scope.run_id.empty() == !o.scope.all)
-        return fail("kevo report needs a RUN id or --all (not both)");
+    if (o.html.empty() && o.scope.study_id.empty() && o.scope.run_id.empty() == !o.scope.all)
+        return fail("kevo report needs a RUN id, --study ID or --all (one of them)");
     // Reading only: a read-only store, or an empty file, stays exactly as it is.
     auto store = Store::open(o.db, Store::Access::read_only);
     if (!store) return fail(store.error().message);
     if (!o.html.empty()) return html_report(o, **store);
+    if (!o.scope.study_id.empty()) return study_text_report(o, **store);
     const bool all = o.scope.all;
     auto doc = all           ? all_runs_json(**store)
                : o.iteration ? iteration_report_json(**store, o.scope.run_id, *o.iteration)
                              : run_report_json(**store, o.scope.run_id);
     if (!doc) return fail(doc.error().message);
+    if (!all && !o.iteration) {
+        auto weights = load_pack_weights(o.weights);
+        if (!weights) return fail(weights.error().message);
+        const auto& best = (*doc)["best_score"];
+        (*doc)["pack"] = run_pack_json((*doc)["task"].get<std::string>(),
+                                       best.is_number() ? std::optional<double>(best.get<double>()) : std::nullopt, *weights);
+    }
     if (o.json) print_json(*doc);
     else say(false, all ? render_runs_text(*doc) : o.iteration ? render_iteration_text(*doc) : render_run_text(*doc));
     return kExitOk;
@@ -65,6 +97,9 @@ void setup_report(CLI::App& app, int& exit_code) {
         ->check(CLI::NonNegativeNumber);
     cmd->add_option("--html", o->html, "write the report as one self-contained HTML page (figures as inline SVG)");
     cmd->add_option("--db", o->db, "SQLite store (default kevo.db)");
+    cmd->add_option("--weights", o->weights,
+                    "a weights file (docs/packs.md) used for its pack's S_agg in place of the pack's shipped one")
+        ->check(CLI::ExistingFile);
     add_json_option(*cmd, o->json);
     cmd->callback([&exit_code, o] { exit_code = run(*o); });
 }

@@ -15,6 +15,9 @@
 #include "cli/sweep_table.hpp"
 #include "core/files.hpp"
 #include "core/interrupt.hpp"
+#include "pack/pack.hpp"
+#include "report/study_aggregates.hpp"
+#include "store/store.hpp"
 #include "study/study_file.hpp"
 #include "study/sweep.hpp"
 
@@ -22,7 +25,7 @@ namespace kevo::cli {
 namespace {
 
 struct SweepCliOptions {
-    std::string file, db = "kevo.db", out = "kevo-runs";
+    std::string file, db = "kevo.db", out = "kevo-runs", pack;
     int concurrency = 0;
     bool fresh = false, dry_run = false, json = false;
 };
@@ -44,6 +47,20 @@ nlohmann::json cell_json(const CellProgress& c) {
             {"run_id", c.run_id},       {"iterations", c.iterations_done}, {"seed_score", c.seed_score},
             {"best_score", c.best_score}, {"cost_usd", c.cost_usd},    {"tokens", c.tokens},
             {"note", c.note}};
+}
+
+// --pack P: only the study's tasks of pack P (a study over several packs, run one pack at a time).
+Expected<void> keep_pack(Study& study, const std::string& pack) {
+    if (pack.empty()) return {};
+    auto in_pack = resolve_pack(pack, "--pack");
+    if (!in_pack) return in_pack.error();
+    std::vector<std::string> kept;
+    for (const auto& t : study.tasks)
+        if (std::find(in_pack->begin(), in_pack->end(), t) != in_pack->end()) kept.push_back(t);
+    if (kept.empty())
+        return make_error(fmt::format("--pack {}: none of the study's tasks ({}) is in the pack", pack, fmt::join(study.tasks, ", ")));
+    study.tasks = std::move(kept);
+    return {};
 }
 
 int dry_run(const Study& study, const SweepCliOptions& o) {
@@ -70,12 +87,25 @@ int dry_run(const Study& study, const SweepCliOptions& o) {
     return kExitOk;
 }
 
+// The study's aggregates per model, strategy and pack, from the store it was run into.
+Expected<std::vector<StudyAggregateRow>> sweep_aggregates(const std::string& db, const std::string& study_id) {
+    auto store = Store::open(db, Store::Access::read_only);
+    if (!store) return store.error();
+    auto data = collect_report_data(**store, ReportScope{ReportScope::Kind::study, study_id});
+    if (!data) return data.error();
+    auto weights = load_pack_weights("");
+    if (!weights) return weights.error();
+    data->weights = std::move(*weights);
+    return study_aggregates(*data);
+}
+
 int run(const SweepCliOptions& o) {
     auto text = read_text_file(o.file);
     if (!text) return fail(fmt::format("study file {}: {}", o.file, text.error().message));
     auto study = parse_study(*text, o.file);
     if (!study) return fail(study.error().message);
     if (o.concurrency > 0) study->concurrency = o.concurrency;
+    if (auto only = keep_pack(*study, o.pack); !only) return fail(only.error().message);
     if (o.dry_run) return dry_run(*study, o);
 
     install_interrupt_handlers();
@@ -95,14 +125,18 @@ int run(const SweepCliOptions& o) {
 
     const int failed = summary->count(CellStatus::failed);
     const std::string again = fmt::format("kevo sweep {} --db {}", o.file, o.db);
+    auto aggregates = sweep_aggregates(o.db, summary->study_id);
+    if (!aggregates) return fail(aggregates.error().message);
     if (o.json) {
         nlohmann::json doc = {{"study_id", summary->study_id}, {"name", study->name}, {"resumed", summary->resumed},
                               {"interrupted", summary->interrupted}, {"cells", nlohmann::json::array()}};
         for (const auto& c : summary->cells) doc["cells"].push_back(cell_json(c));
+        doc["aggregates"] = study_aggregates_json(*aggregates);
         print_json(doc);
     }
     // The final table, unless the live one is already on the same screen.
     if (!(live && same_destination(stdout, stderr)) || o.json) say(o.json, sweep_table(summary->cells, study->budget.iterations));
+    say(o.json, render_study_aggregates_text(*aggregates));
     say(o.json, fmt::format("study {} ({}): {} of {} cells finished, {} failed{}; logs in {}/sweep-{}", study->name,
                           summary->study_id, summary->count(CellStatus::finished), summary->cells.size(), failed,
                           summary->interrupted ? ", interrupted" : "", o.out, summary->study_id));
@@ -127,6 +161,7 @@ void setup_sweep(CLI::App& app, int& exit_code) {
     cmd->add_option("--out", o->out, "folder for the runs' best kernels and the sweep's logs")->capture_default_str();
     cmd->add_option("--concurrency", o->concurrency, "runs in flight (default: the study's, else 1 on a CPU device, 4 on a GPU)")
         ->check(CLI::Range(1, 64));
+    cmd->add_option("--pack", o->pack, "run only the study's tasks of this pack (sci, ml)");
     cmd->add_flag("--new", o->fresh, "start a fresh study even where an unfinished one of this name is in the store");
     cmd->add_flag("--dry-run", o->dry_run, "print the matrix and each cell's kevo run command; run nothing");
     add_json_option(*cmd, o->json);

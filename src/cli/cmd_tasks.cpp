@@ -1,10 +1,16 @@
-// `kevo tasks`: the suite with regime, kernels, roofline model and sizes per profile (`--profile`
-// picks the profile whose sizes are listed; columns are as wide as their longest entry).
+// `kevo tasks`: the suite with pack, category, regime, kernels, roofline model and sizes per profile
+// (`--profile` picks the profile whose sizes are listed; columns are as wide as their longest
+// entry). `--pack P` lists one pack, with its weights (docs/packs.md) checked against its tasks.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "pack/pack.hpp"
+#include "pack/weights.hpp"
+#include "pack/weights_text.hpp"
 #include "report/text_table.hpp"
 #include "task/registry.hpp"
 
@@ -12,7 +18,12 @@ namespace kevo::cli {
 
 namespace {
 
-nlohmann::json task_json(const TaskSpec& spec, const std::string& only_profile) {
+struct TasksOptions {
+    std::string profile, pack, weights;
+    bool json = false;
+};
+
+nlohmann::json task_json(const TaskSpec& spec, const std::string& only_profile, const PackWeightsSet& weights) {
     nlohmann::json kernels = nlohmann::json::array();
     for (const auto& k : spec.kernels) kernels.push_back(k.name);
     nlohmann::json profiles = nlohmann::json::object();
@@ -26,40 +37,81 @@ nlohmann::json task_json(const TaskSpec& spec, const std::string& only_profile) 
         }
         profiles[profile] = {{"sizes", list}};
     }
-    return {{"name", spec.name}, {"regime", spec.regime}, {"kernels", kernels},
-            {"bound", spec.bound == Bound::bandwidth ? "bandwidth" : "compute"}, {"model", spec.model},
-            {"tolerance", spec.tolerance}, {"profiles", profiles}};
+    nlohmann::json task_weights = nlohmann::json::object();  // vector -> this task's weight
+    if (const auto* w = weights.find(spec.pack))
+        for (const auto& v : w->vectors)
+            if (const auto* found = v.find(spec.name)) task_weights[v.name] = found->weight;
+    return {{"name", spec.name}, {"pack", spec.pack}, {"category", spec.category}, {"regime", spec.regime},
+            {"kernels", kernels}, {"bound", spec.bound == Bound::bandwidth ? "bandwidth" : "compute"},
+            {"model", spec.model}, {"tolerance", spec.tolerance}, {"weights", task_weights}, {"profiles", profiles}};
 }
 
-int run(bool json, const std::string& profile) {
-    const std::string shown = profile.empty() ? "paper" : profile;
-    nlohmann::json doc = {{"tasks", nlohmann::json::array()}};
-    TextTable table({{"task"}, {"regime"}, {"bound"}, {"model"}, {shown + " sizes (held-out in [])"}});
+// Each listed pack: its tasks, its weights (null when it ships none) and what of them does not match.
+nlohmann::json packs_json(const std::vector<std::string>& packs, const PackWeightsSet& weights) {
+    nlohmann::json out = nlohmann::json::array();
+    for (const auto& pack : packs) {
+        const auto* w = weights.find(pack);
+        const auto problems = weights.problems.count(pack) ? weights.problems.at(pack) : std::vector<std::string>{};
+        out.push_back({{"name", pack}, {"tasks", pack_tasks(pack)}, {"weights", w ? nlohmann::json(*w) : nlohmann::json(nullptr)},
+                       {"weights_problems", problems}});
+    }
+    return out;
+}
+
+int run(const TasksOptions& o) {
+    std::vector<std::string> packs = pack_names();
+    if (!o.pack.empty()) {
+        if (auto known = resolve_pack(o.pack, "--pack"); !known) return fail(known.error().message);
+        packs = {o.pack};
+    }
+    auto weights = load_pack_weights(o.weights);
+    if (!weights) return fail(weights.error().message);
+    const std::string shown = o.profile.empty() ? "paper" : o.profile;
+    nlohmann::json doc = {{"tasks", nlohmann::json::array()}, {"packs", packs_json(packs, *weights)}};
+    TextTable table({{"task"}, {"pack"}, {"category"}, {"regime"}, {"bound"}, {"model"}, {shown + " sizes (held-out in [])"}});
     for (const auto& name : task_names()) {
         auto task = make_task(name);
         const TaskSpec& spec = (*task)->spec();
-        doc["tasks"].push_back(task_json(spec, profile));
+        if (std::find(packs.begin(), packs.end(), spec.pack) == packs.end()) continue;
+        doc["tasks"].push_back(task_json(spec, o.profile, *weights));
         std::vector<std::string> labels;
         if (spec.profiles.count(shown))
             for (const auto& s : spec.profiles.at(shown)) labels.push_back(s.heldout ? "[" + s.label + "]" : s.label);
-        table.add_row({spec.name, spec.regime, spec.bound == Bound::bandwidth ? "bandwidth" : "compute", spec.model,
-                       fmt::format("{}", fmt::join(labels, " "))});
+        table.add_row({spec.name, spec.pack, spec.category, spec.regime, spec.bound == Bound::bandwidth ? "bandwidth" : "compute",
+                       spec.model, fmt::format("{}", fmt::join(labels, " "))});
     }
-    if (json) print_json(doc);
-    else say(false, table.render());
+    if (o.json) {
+        print_json(doc);
+        return kExitOk;
+    }
+    std::string text = doc["tasks"].empty() ? fmt::format("pack {} has no task in this build yet\n", o.pack) : table.render();
+    // The weights of the pack listed, or of the file given.
+    const std::string weighed = o.pack.empty() ? weights->given_pack : o.pack;
+    if (!weighed.empty()) {
+        if (const auto* w = weights->find(weighed)) text += "\n" + render_weights_text(*w, pack_tasks(weighed));
+        else if (!weights->problems.count(weighed)) text += fmt::format("\npack {} carries no weights\n", weighed);
+    }
+    for (const auto& pack : packs)
+        if (weights->problems.count(pack))
+            text += fmt::format("\nwarning: the weights of pack {} do not match its tasks (no S_agg is given for it):\n  {}\n",
+                                pack, fmt::join(weights->problems.at(pack), "\n  "));
+    say(false, text);
     return kExitOk;
 }
 
 }  // namespace
 
 void setup_tasks(CLI::App& app, int& exit_code) {
-    auto* cmd = app.add_subcommand("tasks", "the suite: name, regime, sizes, held-out, model");
-    auto json = std::make_shared<bool>(false);
-    auto profile = std::make_shared<std::string>();
-    add_json_option(*cmd, *json);
-    cmd->add_option("--profile", *profile, "list this profile's sizes: small, paper (default) or large; with --json only its sizes")
+    auto* cmd = app.add_subcommand("tasks", "the suite: name, pack, category, regime, sizes, held-out, model");
+    auto o = std::make_shared<TasksOptions>();
+    add_json_option(*cmd, o->json);
+    cmd->add_option("--profile", o->profile, "list this profile's sizes: small, paper (default) or large; with --json only its sizes")
         ->check(CLI::IsMember({"small", "paper", "large"}));
-    cmd->callback([&exit_code, json, profile] { exit_code = run(*json, *profile); });
+    cmd->add_option("--pack", o->pack, "list this pack's tasks (sci, ml) and its weights");
+    cmd->add_option("--weights", o->weights, "check this weights file (docs/packs.md) against its pack and show it in place "
+                                             "of the pack's shipped one")
+        ->check(CLI::ExistingFile);
+    cmd->callback([&exit_code, o] { exit_code = run(*o); });
 }
 
 }  // namespace kevo::cli

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/expected.hpp"
+#include "pack/weights.hpp"
 #include "store/records.hpp"
 #include "store/store.hpp"
 
@@ -35,6 +36,7 @@ struct ReportData {
     std::vector<RunData> runs;               // oldest first
     std::optional<StudyRecord> study;        // for a study scope
     std::vector<StudyCellRecord> cells;      // the study's cells, by cell
+    PackWeightsSet weights;                  // for the aggregates' S_agg (set by the caller; empty: none)
 };
 
 // The "study" object a sweep writes into a run's settings ({"study_id", "cell", "model"}), at the

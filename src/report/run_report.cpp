@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "core/json.hpp"
+#include "report/run_pack.hpp"
 
 namespace kevo {
 
@@ -114,6 +115,7 @@ std::string render_run_text(const nlohmann::json& d) {
                                s["rejected"].value("reason", ""), s["rejected"].value("detail", ""));
     }
     if (d["tokens"].get<int>() > 0) out += fmt::format("tokens {}, cost ${:.4f}\n", d["tokens"].get<int>(), d["cost_usd"].get<double>());
+    if (d.contains("pack")) out += render_run_pack_text(d["pack"]);
     return out;
 }
 

@@ -1,6 +1,6 @@
 // See study_file.hpp. Two spellings are accepted: the one of docs/study.md (top-level keys,
 // [budget], [run], [[models]] with `proposer`) and CLI.md's (a [study] table with the budget in it,
-// [[proposer]] with `kind`). toml++ throws on a syntax error; that is caught here and becomes an Error.
+// [[proposer]] with `kind`). A syntax error becomes an Error naming the line (core/toml_parse.hpp).
 #include "study/study_file.hpp"
 
 #include <algorithm>
@@ -15,6 +15,8 @@
 #include <toml++/toml.h>
 
 #include "core/files.hpp"
+#include "core/toml_parse.hpp"
+#include "pack/pack.hpp"
 #include "search/strategies/registry.hpp"
 #include "study/option_keys.hpp"
 #include "task/registry.hpp"
@@ -25,7 +27,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kProposers = {"tune", "llm", "cmd", "replay"};
-const std::vector<std::string> kPacks = {"sci"};  // every current task is in the Metal-Sci pack
 
 // Reads the keys of one table, remembering which were read so that the rest are reported as unknown.
 class TableReader {
@@ -278,11 +279,15 @@ private:
         if (!pack) return pack.error();
         if (*tasks && *pack) return r.error(*pack, "pack", "and tasks both choose the tasks; give one of them");
         if (*pack) {
-            if (auto p = r.word("pack", kPacks); !p) return p.error();
-            study_.tasks = task_names();
+            auto p = r.word("pack", pack_names());
+            if (!p) return p.error();
+            study_.tasks = pack_tasks(**p);
+            if (study_.tasks.empty()) return r.error(*pack, "pack", fmt::format("\"{}\" has no task in this build yet", **p));
             return {};
         }
-        if (!*tasks) return make_error(fmt::format("{}: {} needs tasks = [\"...\"] or pack = \"sci\"", path_, r.where()));
+        if (!*tasks)
+            return make_error(fmt::format("{}: {} needs tasks = [\"...\"] or pack = \"NAME\" (one of: {})", path_, r.where(),
+                                          fmt::join(pack_names(), ", ")));
         const auto known = task_names();
         for (const auto& t : **tasks)
             if (std::find(known.begin(), known.end(), t) == known.end())
@@ -457,14 +462,9 @@ private:
 }  // namespace
 
 Expected<Study> parse_study(const std::string& text, const std::string& path) {
-    toml::table root;
-    try {
-        root = toml::parse(text, path);
-    } catch (const toml::parse_error& e) {
-        return make_error(fmt::format("{}:{}:{}: not valid TOML: {}", path, e.source().begin.line, e.source().begin.column,
-                                      e.description()));
-    }
-    return StudyParser(path).parse(root);
+    auto root = parse_toml(text, path);
+    if (!root) return root.error();
+    return StudyParser(path).parse(*root);
 }
 
 Expected<Study> read_study_file(const std::string& path) {

@@ -68,6 +68,7 @@ std::string render_html_report(const ReportData& data) {
                                    escape_html(title), escape_html(kVersion), kStyle, escape_html(title), data.runs.size(),
                                    data.runs.size() == 1 ? "" : "s");
     page += html::results_table(rows);
+    page += html::aggregates_section(data);
     page += html::figures_section(data, rows);
     page += html::reproduce_section(data);
     page += html::study_cells_section(data);

@@ -15,6 +15,9 @@ namespace kevo::html {
 std::string reproduce_section(const ReportData& data);
 // The paper-style table: per task and model, speed-ups, held-out verdicts, candidates by verdict, tokens, cost.
 std::string results_table(const std::vector<GroupRow>& rows);
+// Per model, strategy and pack: the geometric mean of the tasks' scores and S_agg per weight vector
+// (html_aggregates.cpp; empty when no run has a score).
+std::string aggregates_section(const ReportData& data);
 // The figures: best so far per task, in-distribution against held-out, verdict mix, repairs, variance.
 std::string figures_section(const ReportData& data, const std::vector<GroupRow>& rows);
 // The study's cells with their runs and statuses (empty without a study).
