@@ -12,12 +12,16 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <fstream>
 #include <csignal>
 #include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "kevo_process.hpp"
 #include "task/registry.hpp"
@@ -70,6 +74,20 @@ inline std::string heat2d_variant(const std::string& block) {
     std::string source(task_file("heat2d", "seed.cl"));
     source.replace(source.find("// kevo: launch heat_step block=BX,BY"), 37, "// kevo: launch heat_step block=" + block);
     return source;
+}
+
+// Writes the proxy's configuration (JSON is YAML) to `path`: each model (name, answer) answers with
+// its fixed text, priced as gpt-4o-mini from LiteLLM's own price list; the key is kMasterKey.
+inline std::string write_proxy_config(const std::string& path,
+                                      const std::vector<std::pair<std::string, std::string>>& models) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& [name, answer] : models)
+        list.push_back({{"model_name", name},
+                        {"litellm_params", {{"model", "openai/gpt-4o-mini"}, {"api_key", "sk-unused"},
+                                            {"mock_response", answer}}}});
+    const nlohmann::json config = {{"model_list", list}, {"general_settings", {{"master_key", kMasterKey}}}};
+    std::ofstream(path) << config.dump(2);
+    return path;
 }
 
 // The proxy as a child process in its own process group, killed (the whole group) when this ends,

@@ -29,25 +29,14 @@ namespace {
 
 std::string temp(const std::string& name) { return kevo::test::temp_path("kevo_litellm", name); }
 
-// The proxy's configuration (JSON is YAML): each model answers with a fixed text, priced as
-// gpt-4o-mini from LiteLLM's own price list.
+// Models that answer a good kernel, prose without code, and a <think> draft before the real answer.
 std::string write_config() {
-    const auto model = [](const std::string& name, const std::string& answer) {
-        return nlohmann::json{{"model_name", name},
-                              {"litellm_params", {{"model", "openai/gpt-4o-mini"}, {"api_key", "sk-unused"},
-                                                  {"mock_response", answer}}}};
-    };
-    const nlohmann::json config = {
-        {"model_list",
-         {model("kevo-good", fenced(heat2d_variant("32,4"))),
-          model("kevo-prose", "I would tile the stencil in local memory, but I will not write the code."),
-          model("kevo-think", "<think>A first draft:\n```opencl\n__kernel void heat_step() {}\n```\nNo, keep the "
-                              "whole stencil.</think>\n" + fenced(heat2d_variant("64,2")))}},
-        {"general_settings", {{"master_key", kMasterKey}}},
-    };
-    const std::string path = temp("litellm-config.yaml");
-    std::ofstream(path) << config.dump(2);
-    return path;
+    return kevo::test::write_proxy_config(
+        temp("litellm-config.yaml"),
+        {{"kevo-good", fenced(heat2d_variant("32,4"))},
+         {"kevo-prose", "I would tile the stencil in local memory, but I will not write the code."},
+         {"kevo-think", "<think>A first draft:\n```opencl\n__kernel void heat_step() {}\n```\nNo, keep the "
+                        "whole stencil.</think>\n" + fenced(heat2d_variant("64,2"))}});
 }
 
 std::vector<std::string> llm_run(const std::string& url, const std::string& model, const std::string& db,

@@ -33,19 +33,9 @@ namespace {
 std::string temp(const std::string& name) { return kevo::test::temp_path("kevo_llm_study", name); }
 
 // Two models, each always answering its own correct heat2d kernel.
-std::string write_proxy_config() {
-    const auto model = [](const std::string& name, const std::string& answer) {
-        return nlohmann::json{{"model_name", name},
-                              {"litellm_params", {{"model", "openai/gpt-4o-mini"}, {"api_key", "sk-unused"},
-                                                  {"mock_response", answer}}}};
-    };
-    const nlohmann::json config = {
-        {"model_list", {model("kevo-a", fenced(heat2d_variant("32,4"))), model("kevo-b", fenced(heat2d_variant("64,2")))}},
-        {"general_settings", {{"master_key", kMasterKey}}},
-    };
-    const std::string path = temp("litellm-config.yaml");
-    std::ofstream(path) << config.dump(2);
-    return path;
+std::string proxy_config() {
+    return kevo::test::write_proxy_config(temp("litellm-config.yaml"), {{"kevo-a", fenced(heat2d_variant("32,4"))},
+                                                                         {"kevo-b", fenced(heat2d_variant("64,2"))}});
 }
 
 std::string write_study(const std::string& base_url) {
@@ -66,7 +56,7 @@ std::string write_study(const std::string& base_url) {
 TEST(LlmStudy, TwoModelsThroughTheRealProxyFillTheReportsTableAndScatter) {
     KEVO_REQUIRE_LITELLM(litellm);
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
-    LiteLlmProxy proxy(*litellm, write_proxy_config(), temp("litellm.log"));
+    LiteLlmProxy proxy(*litellm, proxy_config(), temp("litellm.log"));
     const std::string problem = proxy.wait_ready(180);
     ASSERT_TRUE(problem.empty()) << problem;
     ::setenv("KEVO_STUDY_KEY", kMasterKey, 1);
