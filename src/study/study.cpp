@@ -22,8 +22,11 @@ std::string argument_text(const nlohmann::json& value) {
 }
 
 // The options of `keys` present in `given`, as flags (a false flag is left out).
+// Options whose value names a path per task ("{task}" substituted): a replay folder, a start kernel.
+bool is_task_template(std::string_view key) { return key == "replay" || key == "from"; }
+
 void add_options(std::vector<std::string>& args, const std::vector<OptionKey>& keys, const nlohmann::json& given,
-                 const std::string& task, const StudyModel* model) {
+                 const std::string& task) {
     for (const auto& [key, value] : given.items()) {
         const OptionKey* k = find_option_key(keys, key);
         assert(k && "the parser accepts only known keys");
@@ -33,9 +36,7 @@ void add_options(std::vector<std::string>& args, const std::vector<OptionKey>& k
             continue;
         }
         args.emplace_back(k->flag);
-        if (key == "replay" && model) args.push_back(replay_folder(*model, task));
-        else if (key == "from") args.push_back(replace_all(value.get<std::string>(), "{task}", task));
-        else args.push_back(argument_text(value));
+        args.push_back(is_task_template(key) ? replace_all(value.get<std::string>(), "{task}", task) : argument_text(value));
     }
 }
 
@@ -107,8 +108,8 @@ std::vector<std::string> run_arguments(const Study& study, const StudyCell& cell
     // Only an LLM's spending is counted; the other proposers spend nothing, so their cap is moot.
     if (study.budget.max_cost_usd > 0 && model.proposer == "llm")
         args.insert(args.end(), {"--max-cost", fmt::format("{}", study.budget.max_cost_usd)});
-    add_options(args, run_keys(), study.run_options, cell.task, nullptr);
-    add_options(args, model_keys(), model.options, cell.task, &model);
+    add_options(args, run_keys(), study.run_options, cell.task);
+    add_options(args, model_keys(), model.options, cell.task);
     const nlohmann::json tag = {{"study_id", target.study_id}, {"cell", cell.key}, {"model", model.name}};
     args.insert(args.end(), {"--study", tag.dump()});
     return args;
