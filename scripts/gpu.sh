@@ -3,7 +3,7 @@
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
 # Usage: scripts/gpu.sh [build] [test] [calibrate] [ceilings] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
 #        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise] [report] [strategies]
-#        [tensor-ceilings]
+#        [tensor-ceilings] [bench-ml]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build bench` is the rerunnable H200 benchmark: kevo bench (every best-known kernel
@@ -239,6 +239,12 @@ if want bench; then
         python3 scripts/overhead_table.py "$RES/overhead_kevo.json" "$RES/overhead_python.json" | tee -a "$doc"
     fi
 fi 2>&1 | tee "$OUT/bench.txt"
+# The ML pack's bench (docs/bench-h200-ml.md): every best.cu checked at every size of every profile,
+# seeds, best kernels and the cuBLASLt peers timed at the large profile, S and S_agg per weight vector.
+# Resumable like `bench` (KEVO_BENCH_TIMEOUT bounds one call; the state file comes back in $OUT).
+if want bench-ml; then
+    resumable_bench bench-ml bench-ml "$OUT/bench-h200-ml.md" --backend cuda --pack ml
+fi 2>&1 | tee "$OUT/bench-ml.txt"
 if want check-opencl; then
     # Every best.cl on every OpenCL device of the machine (NVIDIA's and PoCL's), at every small
     # size, correctness only; a kernel with a CPU and a GPU path (knob PATH) is checked on both.

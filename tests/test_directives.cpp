@@ -211,6 +211,43 @@ TEST(Directives, ResolveSubstitutesKnobs) {
     EXPECT_EQ(*r->grid, (Dim3{32, 1, 1}));
 }
 
+// A value may be a product of knobs and numbers: a geometry that follows from two knobs (hmc's CB
+// chains per block = PT x G) or a shared-memory size from a tile's knobs needs no knob of its own.
+TEST(Directives, ProductsOfKnobsAndNumbersResolveToTheirValue) {
+    const auto d = parse_ok(
+        "// kevo: tune G 8 4\n"
+        "// kevo: tune PT 4 2\n"
+        "// kevo: tune STAGES 3 4\n"
+        "// kevo: launch hmc_step block=G,PT*G per_thread=PT smem=STAGES*2*8192\n");
+    auto knobs = knob_values(d, {{"G", "4"}, {"PT", "2"}});
+    ASSERT_TRUE(knobs.has_value());
+    auto g = resolve_geometry(d, kernel_spec("hmc_step", Dim3{8, 32, 1}), *knobs);
+    ASSERT_TRUE(g.has_value()) << g.error().message;
+    EXPECT_EQ(g->block, (Dim3{4, 8, 1}));
+    EXPECT_EQ(g->per_thread, (Dim3{2, 1, 1}));
+    EXPECT_EQ(g->dynamic_shared_bytes, 3u * 2u * 8192u);
+
+    // A factor that is not a knob is named; so is a malformed product, on its line.
+    const auto typo = parse_ok("// kevo: tune G 8\n// kevo: launch hmc_step block=G,PTX*G\n");
+    auto typo_knobs = knob_values(typo, {});
+    ASSERT_TRUE(typo_knobs.has_value());
+    auto bad = resolve_geometry(typo, kernel_spec("hmc_step", Dim3{8, 32, 1}), *typo_knobs);
+    ASSERT_FALSE(bad.has_value());
+    EXPECT_NE(bad.error().message.find("block of 'hmc_step' names 'PTX', which is not a declared knob"), std::string::npos)
+        << bad.error().message;
+    for (const char* source : {"// kevo: launch k block=G*\n", "// kevo: launch k block=*4\n", "// kevo: launch k block=2**4\n",
+                               "// kevo: launch k smem=4*0\n", "// kevo: launch k block=G+1\n"}) {
+        SCOPED_TRACE(source);
+        const auto error = parse_error(source);
+        EXPECT_NE(error.find("line 1"), std::string::npos) << error;
+        EXPECT_NE(error.find("product"), std::string::npos) << error;
+    }
+    // A product beyond any device is an error, not a wrapped-around number.
+    auto huge = resolve_geometry(parse_ok("// kevo: launch k grid=1048576*1048576*1048576\n"), kernel_spec("k", Dim3{64, 1, 1}, 1), {});
+    ASSERT_FALSE(huge.has_value());
+    EXPECT_NE(huge.error().message.find("too large"), std::string::npos) << huge.error().message;
+}
+
 TEST(Directives, ResolveRefusesAnUndeclaredKnobName) {
     const auto d = parse_ok("// kevo: tune TILE 16\n// kevo: launch heat_step block=TILEX,8\n");
     auto knobs = knob_values(d, {});

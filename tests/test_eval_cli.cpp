@@ -159,6 +159,10 @@ TEST(CliContract, AFileInAnotherBackendsLanguageIsAUsageError) {
     const auto bad_arch = run_kevo({"eval", "saxpy", cu, "--compile-only", "--arch", "sm_9x"});
     EXPECT_EQ(bad_arch.exit_code, 2) << bad_arch.err;
     EXPECT_NE(bad_arch.err.find("--arch 'sm_9x'"), std::string::npos) << bad_arch.err;
+    // A target means compile-only: an evaluation compiles for its device, so --arch alone is refused.
+    const auto arch_alone = run_kevo({"eval", "saxpy", cu, "--arch", "sm_80"});
+    EXPECT_EQ(arch_alone.exit_code, 2) << arch_alone.err;
+    EXPECT_NE(arch_alone.err.find("only --compile-only takes a target"), std::string::npos) << arch_alone.err;
     // Under --backend auto the extension decides: a .cu file is compiled by NVRTC, not as OpenCL.
     const auto nvrtc = run_kevo({"eval", "saxpy", cu, "--compile-only", "--json"});
     if (nvrtc.exit_code == 0) EXPECT_EQ(nvrtc.json()["backend"], "cuda") << nvrtc.out;

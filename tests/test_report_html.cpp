@@ -186,7 +186,7 @@ TEST(RunFiguresOf, BestSoFarIsTheBestAcceptedScore) {
     const auto row = [](int iteration, double score, bool accepted) {
         kevo::IterationRecord r;
         r.iteration = iteration;
-        r.status = "evaluated";
+        r.status = kevo::IterationStatus::evaluated;
         r.score = score;
         r.accepted = accepted;
         return r;
@@ -226,12 +226,12 @@ kevo::RunData constructed_run(const std::string& task, const std::string& model,
     d.run.seed_score = 1.0;
     d.model = model;
     kevo::IterationRecord seed;
-    seed.status = "evaluated", seed.verdict = "ok", seed.score = 1.0, seed.accepted = true;
+    seed.status = kevo::IterationStatus::evaluated, seed.verdict = "ok", seed.score = 1.0, seed.accepted = true;
     d.iterations.push_back(seed);
     for (size_t i = 0; i < correct.size(); ++i) {
         kevo::IterationRecord it;
         it.iteration = static_cast<int>(i + 1);
-        it.status = "evaluated";
+        it.status = kevo::IterationStatus::evaluated;
         it.verdict = correct[i] ? "ok" : "incorrect";
         if (correct[i]) it.score = 1.0 + static_cast<double>(i);
         d.iterations.push_back(it);
@@ -313,7 +313,7 @@ TEST_F(ReportStore, StudyPageHoldsTheStoresNumbers) {
         ASSERT_TRUE(iterations);
         std::map<std::string, int> verdicts;
         for (const auto& it : *iterations)
-            if (it.iteration > 0 && it.status == "evaluated") ++verdicts[it.verdict];
+            if (it.iteration > 0 && it.status == kevo::IterationStatus::evaluated) ++verdicts[it.verdict];
         std::string expected;
         for (const auto& [v, n] : verdicts) expected += fmt::format("{}{} {}", expected.empty() ? "" : ", ", v, n);
         EXPECT_EQ(table_cell(page, c.task, model, "candidates"), expected.empty() ? "-" : expected);

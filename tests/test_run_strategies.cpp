@@ -73,7 +73,7 @@ void expect_rows_follow_the_rule(kevo::Store& store, const std::string& run_id, 
             EXPECT_EQ(rec.dropout, plan.dropout) << name << " iteration " << rec.iteration;
         }
         std::optional<kevo::StoredAttempt> evaluated;
-        if ((rec.status == "evaluated" || rec.status == "from") && rec.candidate_id) {
+        if ((rec.status == kevo::IterationStatus::evaluated || rec.status == kevo::IterationStatus::from) && rec.candidate_id) {
             auto c = store.load_candidate(*rec.candidate_id);
             auto r = kevo::eval_result_from_json(rec.result);
             ASSERT_TRUE(c.has_value() && r.has_value());

@@ -15,7 +15,7 @@ IterationRecord row(int iteration, bool accepted = false, bool evaluated = true)
     r.run_id = "r-test";
     r.iteration = iteration;
     r.candidate_id = 100 + iteration;
-    r.status = evaluated ? "evaluated" : "no_code";
+    r.status = evaluated ? kevo::IterationStatus::evaluated : kevo::IterationStatus::no_code;
     r.accepted = accepted;
     r.seconds = 0.5;
     r.cost_usd = 0.01;
@@ -23,7 +23,7 @@ IterationRecord row(int iteration, bool accepted = false, bool evaluated = true)
 }
 
 std::optional<StoredAttempt> attempt_of(const IterationRecord& r) {
-    if (r.status != "evaluated") return std::nullopt;
+    if (r.status != kevo::IterationStatus::evaluated) return std::nullopt;
     return StoredAttempt{*r.candidate_id, "hash-" + std::to_string(r.iteration), Attempt{r.iteration, "src", {}, {}}};
 }
 
@@ -113,7 +113,7 @@ TEST(SearchState, ReplayingTheRowsGivesTheLiveState) {
     EXPECT_EQ(history_iterations(resumed), history_iterations(live));
 }
 
-IterationRecord unused_row(int iteration, const char* status, const std::string& diagnostics,
+IterationRecord unused_row(int iteration, kevo::IterationStatus status, const std::string& diagnostics,
                            std::optional<int64_t> candidate = std::nullopt) {
     IterationRecord r = row(iteration, false, false);
     r.status = status;
@@ -128,13 +128,13 @@ TEST(SearchState, UnusedAnswersFailureStreaksAndCountsFollowTheRows) {
     const std::vector<IterationRecord> rows = {
         row(0, true),
         row(1, true),
-        unused_row(2, kNoCodeStatus, "no fenced code block"),
-        unused_row(3, kEditFailedStatus, "edit 1 of 1: SEARCH text not found"),
-        unused_row(4, kDuplicateStatus, "same as iteration 1", 101),  // iteration 1's candidate id
-        unused_row(5, kPermanentErrorStatus, "HTTP 401: bad key"),
-        unused_row(6, kPermanentErrorStatus, "HTTP 401: bad key"),
-        unused_row(7, kPermanentErrorStatus, "HTTP 404: no such model"),  // a different error starts again
-        unused_row(8, kPermanentErrorStatus, "HTTP 404: no such model"),
+        unused_row(2, kevo::IterationStatus::no_code, "no fenced code block"),
+        unused_row(3, kevo::IterationStatus::edit_failed, "edit 1 of 1: SEARCH text not found"),
+        unused_row(4, kevo::IterationStatus::duplicate, "same as iteration 1", 101),  // iteration 1's candidate id
+        unused_row(5, kevo::IterationStatus::permanent_error, "HTTP 401: bad key"),
+        unused_row(6, kevo::IterationStatus::permanent_error, "HTTP 401: bad key"),
+        unused_row(7, kevo::IterationStatus::permanent_error, "HTTP 404: no such model"),  // a different error starts again
+        unused_row(8, kevo::IterationStatus::permanent_error, "HTTP 404: no such model"),
     };
     std::vector<std::optional<UnusedAnswer>> unused;
     std::vector<int> streaks;

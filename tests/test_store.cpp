@@ -114,7 +114,7 @@ IterationRecord make_iteration(const std::string& run_id, int n) {
     IterationRecord it;
     it.run_id = run_id;
     it.iteration = n;
-    it.status = "evaluated";
+    it.status = kevo::IterationStatus::evaluated;
     it.verdict = "ok";
     it.score = 0.25 + n;
     it.diagnostics = "all sizes correct";
@@ -365,7 +365,7 @@ TEST(StoreIterations, ReplacedOnSameNumberAndLoadedInOrder) {
 
     // Written out of order; iteration 1 has every optional present, 2 has none.
     IterationRecord it2 = make_iteration("r1", 2);
-    it2.status = "no_code";
+    it2.status = kevo::IterationStatus::no_code;
     it2.verdict = "";
     it2.score.reset();
     it2.result = json();
@@ -379,7 +379,7 @@ TEST(StoreIterations, ReplacedOnSameNumberAndLoadedInOrder) {
 
     IterationRecord it1 = make_iteration("r1", 1);
     it1.candidate_id = *cand;
-    it1.status = "proposer_error";
+    it1.status = kevo::IterationStatus::proposer_error;
     ASSERT_TRUE(store->add_iteration(it1));
 
     // An iteration of another run does not leak in.
@@ -419,7 +419,7 @@ TEST(StoreIterations, ReplacedOnSameNumberAndLoadedInOrder) {
 
     const IterationRecord& b = (*its)[1];
     EXPECT_EQ(b.run_id, "r1");
-    EXPECT_EQ(b.status, "evaluated");
+    EXPECT_EQ(b.status, kevo::IterationStatus::evaluated);
     EXPECT_EQ(b.verdict, "incorrect");
     ASSERT_TRUE(b.score.has_value());
     EXPECT_EQ(*b.score, 0.0);
@@ -438,7 +438,7 @@ TEST(StoreIterations, ReplacedOnSameNumberAndLoadedInOrder) {
     EXPECT_FALSE(a.dropout);
 
     const IterationRecord& c = (*its)[2];
-    EXPECT_EQ(c.status, "no_code");
+    EXPECT_EQ(c.status, kevo::IterationStatus::no_code);
     EXPECT_FALSE(c.candidate_id.has_value());
     EXPECT_FALSE(c.score.has_value());
     EXPECT_TRUE(c.result.is_null());
@@ -450,6 +450,38 @@ TEST(StoreIterations, ReplacedOnSameNumberAndLoadedInOrder) {
     auto none = store->load_iterations("r-none");
     ASSERT_TRUE(none);
     EXPECT_TRUE(none->empty());
+}
+
+// Every status round-trips by its spelling; a row whose status no version of kevo wrote is an
+// error naming the run, the iteration and the text, not an iteration of some default status.
+TEST(StoreIterations, StatusesRoundTripAndAnUnknownOneIsNamed) {
+    TempDir dir;
+    const std::string path = dir.file("kevo.db");
+    auto store = open_store(path);
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->create_run(make_run("r1")));
+    const std::vector<kevo::IterationStatus> all = {
+        kevo::IterationStatus::evaluated, kevo::IterationStatus::from,           kevo::IterationStatus::no_code,
+        kevo::IterationStatus::edit_failed, kevo::IterationStatus::duplicate,    kevo::IterationStatus::proposer_error,
+        kevo::IterationStatus::permanent_error};
+    for (size_t i = 0; i < all.size(); ++i) {
+        IterationRecord it = make_iteration("r1", static_cast<int>(i));
+        it.status = all[i];
+        ASSERT_TRUE(store->add_iteration(it));
+    }
+    auto loaded = store->load_iterations("r1");
+    ASSERT_TRUE(loaded) << loaded.error().message;
+    ASSERT_EQ(loaded->size(), all.size());
+    for (size_t i = 0; i < all.size(); ++i) {
+        EXPECT_EQ((*loaded)[i].status, all[i]) << i;
+        EXPECT_EQ(kevo::parse_iteration_status(kevo::iteration_status_name(all[i])), all[i]);
+    }
+    EXPECT_EQ(raw_query(path, "SELECT status FROM iterations WHERE iteration = 2"), "no_code");
+    ASSERT_TRUE(raw_exec(path, "UPDATE iterations SET status = 'pondered' WHERE iteration = 3"));
+    auto broken = store->load_iterations("r1");
+    ASSERT_FALSE(broken);
+    EXPECT_NE(broken.error().message.find("iteration 3 of run 'r1' has an unknown status 'pondered'"), std::string::npos)
+        << broken.error().message;
 }
 
 TEST(StoreIterations, NonFiniteNumbersSurvive) {

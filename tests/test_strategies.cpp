@@ -34,7 +34,7 @@ StoredAttempt kernel(int iteration, const EvalResult& r) {
     return StoredAttempt{1000 + iteration, "h" + std::to_string(iteration), Attempt{iteration, "src " + std::to_string(iteration), {}, r}};
 }
 
-IterationRecord row(int iteration, bool accepted, const nlohmann::json& strategy = nullptr, const char* status = "evaluated") {
+IterationRecord row(int iteration, bool accepted, const nlohmann::json& strategy = nullptr, IterationStatus status = IterationStatus::evaluated) {
     IterationRecord r;
     r.iteration = iteration;
     r.status = status;
@@ -63,7 +63,7 @@ std::unique_ptr<Strategy> make(const std::string& name, const StrategySettings& 
 // rival by score, annotate, apply. Returns the stored row.
 IterationRecord step(Strategy& s, int iteration, const std::optional<EvalResult>& r) {
     const Plan plan = s.plan(iteration);
-    IterationRecord rec = row(iteration, false, plan.record, r ? "evaluated" : "no_code");
+    IterationRecord rec = row(iteration, false, plan.record, r ? IterationStatus::evaluated : IterationStatus::no_code);
     rec.dropout = plan.dropout;
     std::optional<StoredAttempt> evaluated;
     if (r) {
@@ -202,7 +202,7 @@ TEST(Strategies, MapElitesPlacesKernelsByTheirMeasuredBehaviour) {
 TEST(Strategies, MapElitesStartsFromTheFromKernelNotTheSeed) {
     auto s = make("map-elites", settings(0, 0, 0));
     start(*s, result(0.5, 0.5));
-    IterationRecord from = row(1, true, nullptr, "from");
+    IterationRecord from = row(1, true, nullptr, IterationStatus::from);
     const EvalResult from_result = result(0.5, 1.0, {4});
     s->annotate(from.strategy, from_result);
     s->apply(from, kernel(1, from_result));

@@ -131,9 +131,11 @@ TEST(Sweep, SmallSweepFillsEveryCellWithATaggedRun) {
     EXPECT_NE(changed.err.find("--new"), std::string::npos) << changed.err;
 }
 
-// Waits until some run in `db` has recorded `iterations` iterations.
+// Waits until some run in `db` has recorded `iterations` iterations, for up to ten minutes: the
+// first iterations include the device's first calibration, which took over two minutes on the
+// H200 machine's PoCL with a dozen other tests loading its cores.
 bool wait_for_progress(const std::string& db, int iterations) {
-    for (int i = 0; i < 1200; ++i) {
+    for (int i = 0; i < 6000; ++i) {
         std::this_thread::sleep_for(std::chrono::milliseconds(100));
         auto store = kevo::Store::open(db, kevo::Store::Access::read_only);
         if (!store) continue;
@@ -209,7 +211,7 @@ std::map<std::string, std::vector<std::string>> verdicts(const std::string& db) 
     for (const auto& [cell, run] : runs_by_cell(**store, studies->front().study_id)) {
         auto rows = (*store)->load_iterations(run.run_id);
         EXPECT_TRUE(rows.has_value());
-        for (const auto& row : *rows) out[cell].push_back(fmt::format("{} {} {}", row.iteration, row.status, row.verdict));
+        for (const auto& row : *rows) out[cell].push_back(fmt::format("{} {} {}", row.iteration, kevo::iteration_status_name(row.status), row.verdict));
     }
     return out;
 }

@@ -74,8 +74,12 @@ int run(EvalOptions& o) {
     options.device = o.device.device;
     options.progress = [&](const std::string& line) { say(true, "  " + line); };
     auto backend = make_backend(*backend_name);
-    if (o.compile_only && backend->probe().empty()) {
-        // No device: compile with the offline compiler where the backend has one (NVRTC).
+    if (!o.arch.empty() && !o.compile_only)
+        return fail(fmt::format("--arch {}: only --compile-only takes a target; an evaluation compiles for its device's "
+                                "own architecture", o.arch));
+    if (o.compile_only && (!o.arch.empty() || backend->probe().empty())) {
+        // No device, or a target named: compile with the offline compiler where the backend has one
+        // (NVRTC), so that --arch means the same with and without a GPU.
         options.offline_arch = o.arch.empty() ? backend->default_offline_arch() : o.arch;
         if (options.offline_arch.empty())
             return fail(fmt::format("--compile-only: backend {} has no device and cannot compile offline ({})", *backend_name,
@@ -134,7 +138,7 @@ void setup_eval(CLI::App& app, int& exit_code) {
         ->check(CLI::IsMember({"auto", "device"}));
     cmd->add_flag("--check-only", o->check_only, "correctness only, no timing");
     cmd->add_flag("--compile-only", o->compile_only, "static scan and compilation only (CUDA works without a GPU)");
-    cmd->add_option("--arch", o->arch, "target for --compile-only without a device (default sm_90)");
+    cmd->add_option("--arch", o->arch, "target for --compile-only (default: the device's own, or sm_90 without a device)");
     cmd->callback([&exit_code, o, seed] {
         o->seed_given = seed->count() > 0;
         exit_code = run(*o);

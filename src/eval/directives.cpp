@@ -37,6 +37,14 @@ std::optional<uint64_t> parse_positive(std::string_view s) {
     return v;
 }
 
+// A launch value: a positive integer, a knob name, or a product of them ("PT*G", "2*BM*BK"), so that
+// a geometry or a shared-memory size that follows from several knobs needs no knob of its own.
+bool is_value_term(std::string_view s) {
+    const auto factors = split(s, '*');
+    return std::all_of(factors.begin(), factors.end(),
+                       [](const std::string& f) { return parse_positive(f) || is_identifier(f); });
+}
+
 Expected<void> parse_launch(std::istringstream& words, int line, Directives& out) {
     LaunchDirective d;
     d.line = line;
@@ -50,9 +58,9 @@ Expected<void> parse_launch(std::istringstream& words, int line, Directives& out
         const std::string key = item.substr(0, eq);
         if (key == "smem") {
             const std::string value = item.substr(eq + 1);
-            if (!parse_positive(value) && !is_identifier(value))
-                return make_error(fmt::format("line {}: smem value '{}' is neither a positive byte count nor a knob name, "
-                                              "e.g. smem=98304", line, value));
+            if (!is_value_term(value))
+                return make_error(fmt::format("line {}: smem value '{}' is not a positive byte count, a knob name or a "
+                                              "product of them, e.g. smem=98304 or smem=STAGES*16384", line, value));
             d.smem = value;
             continue;
         }
@@ -60,8 +68,9 @@ Expected<void> parse_launch(std::istringstream& words, int line, Directives& out
         if (parts.empty() || parts.size() > 3)
             return make_error(fmt::format("line {}: {} takes 1 to 3 comma-separated values", line, key));
         for (const auto& p : parts)
-            if (!parse_positive(p) && !is_identifier(p))
-                return make_error(fmt::format("line {}: {} value '{}' is neither a positive integer nor a knob name", line, key, p));
+            if (!is_value_term(p))
+                return make_error(fmt::format("line {}: {} value '{}' is not a positive integer, a knob name or a product "
+                                              "of them (e.g. PT*G)", line, key, p));
         if (key == "block") d.block = parts;
         else if (key == "per_thread") d.per_thread = parts;
         else if (key == "grid") d.grid = parts;
@@ -129,27 +138,36 @@ std::string capability(const std::string& digits) {
     return digits.substr(0, digits.size() - 1) + "." + digits.back();
 }
 
+// The value of a launch term: each factor's knob value or number, multiplied. `what` names the key
+// and kernel ("block of 'hmc_step'") in errors.
+Expected<uint64_t> resolve_term(const std::string& text, const std::map<std::string, std::string>& knobs,
+                                const std::string& what) {
+    constexpr uint64_t kLimit = uint64_t{1} << 40;  // far above any geometry or byte count a device takes
+    uint64_t product = 1;
+    for (const auto& factor : split(text, '*')) {
+        std::string value = factor;
+        if (auto it = knobs.find(factor); it != knobs.end()) value = it->second;
+        else if (is_identifier(factor))
+            return make_error(fmt::format("{} names '{}', which is not a declared knob", what, factor));
+        auto number = parse_positive(value);
+        if (!number) return make_error(fmt::format("{}: '{}' is not a positive integer", what, value));
+        if (*number > kLimit / product) return make_error(fmt::format("{}: '{}' is too large", what, text));
+        product *= *number;
+    }
+    return product;
+}
+
 Expected<uint64_t> resolve_bytes(const std::string& text, const std::map<std::string, std::string>& knobs,
                                  const std::string& kernel) {
-    std::string value = text;
-    if (auto it = knobs.find(text); it != knobs.end()) value = it->second;
-    else if (is_identifier(text))
-        return make_error(fmt::format("smem of '{}' names '{}', which is not a declared knob", kernel, text));
-    auto bytes = parse_positive(value);
-    if (!bytes) return make_error(fmt::format("smem of '{}': '{}' is not a positive byte count", kernel, value));
-    return *bytes;
+    return resolve_term(text, knobs, fmt::format("smem of '{}'", kernel));
 }
 
 Expected<Dim3> resolve_dim(const std::vector<std::string>& parts, const std::map<std::string, std::string>& knobs,
                            const std::string& kernel, const char* key) {
     uint64_t v[3] = {1, 1, 1};
     for (size_t i = 0; i < parts.size(); ++i) {
-        std::string text = parts[i];
-        if (auto it = knobs.find(text); it != knobs.end()) text = it->second;
-        else if (is_identifier(text))
-            return make_error(fmt::format("{} of '{}' names '{}', which is not a declared knob", key, kernel, parts[i]));
-        auto value = parse_positive(text);
-        if (!value) return make_error(fmt::format("{} of '{}': '{}' is not a positive integer", key, kernel, text));
+        auto value = resolve_term(parts[i], knobs, fmt::format("{} of '{}'", key, kernel));
+        if (!value) return value.error();
         v[i] = *value;
     }
     return Dim3{v[0], v[1], v[2]};

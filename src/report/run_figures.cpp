@@ -11,7 +11,7 @@ std::optional<double> number(const nlohmann::json& doc, const char* key) {
     return it != doc.end() && it->is_number() ? std::optional<double>(it->get<double>()) : std::nullopt;
 }
 
-bool evaluated(const IterationRecord& it) { return it.status == "evaluated" || it.status == "from"; }
+bool evaluated(const IterationRecord& it) { return it.status == IterationStatus::evaluated || it.status == IterationStatus::from; }
 
 void add_gate_figures(const nlohmann::json& summary, RunFigures& f) {
     f.outcome = string_field(summary, "outcome");
@@ -27,7 +27,7 @@ void add_gate_figures(const nlohmann::json& summary, RunFigures& f) {
 
 }  // namespace
 
-bool is_evaluated_proposal(const IterationRecord& it) { return it.iteration > 0 && it.status == "evaluated"; }
+bool is_evaluated_proposal(const IterationRecord& it) { return it.iteration > 0 && it.status == IterationStatus::evaluated; }
 
 RunFigures run_figures(const RunData& run) {
     RunFigures f;

@@ -54,7 +54,7 @@ Expected<nlohmann::json> run_report_json(Store& store, const std::string& run_id
     for (const auto& it : *iterations) {
         tokens += it.prompt_tokens + it.completion_tokens;
         cost += it.cost_usd;
-        doc["iterations"].push_back({{"iteration", it.iteration}, {"status", it.status},
+        doc["iterations"].push_back({{"iteration", it.iteration}, {"status", iteration_status_name(it.status)},
                                      {"verdict", it.verdict.empty() ? nlohmann::json(nullptr) : nlohmann::json(it.verdict)},
                                      {"score", opt(it.score)}, {"diagnostics", it.diagnostics}, {"accepted", it.accepted},
                                      {"candidate_id", opt(it.candidate_id)}, {"note", it.note}, {"seconds", it.seconds},
@@ -126,7 +126,7 @@ Expected<nlohmann::json> iteration_report_json(Store& store, const std::string& 
     if (!iterations) return iterations.error();
     for (const auto& it : *iterations) {
         if (it.iteration != iteration) continue;
-        nlohmann::json doc = {{"run_id", run_id}, {"task", run->task}, {"iteration", it.iteration}, {"status", it.status},
+        nlohmann::json doc = {{"run_id", run_id}, {"task", run->task}, {"iteration", it.iteration}, {"status", iteration_status_name(it.status)},
                               {"verdict", it.verdict}, {"score", opt(it.score)}, {"accepted", it.accepted},
                               {"dropout", it.dropout}, {"note", it.note}, {"diagnostics", it.diagnostics},
                               {"prompt_tokens", it.prompt_tokens}, {"completion_tokens", it.completion_tokens},

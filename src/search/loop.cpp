@@ -289,7 +289,7 @@ private:
         if (!recorded) return recorded.error();
         for (const auto& rec : *recorded) {
             std::optional<StoredAttempt> evaluated;
-            if ((rec.status == kEvaluatedStatus || rec.status == kFromStatus) && rec.candidate_id) {
+            if ((rec.status == IterationStatus::evaluated || rec.status == IterationStatus::from) && rec.candidate_id) {
                 auto candidate = store_.load_candidate(*rec.candidate_id);
                 if (!candidate) return candidate.error();
                 auto result = eval_result_from_json(rec.result);
@@ -308,7 +308,7 @@ private:
 
     // Stores a correct kernel the search starts from (the seed at iteration 0, a --from kernel at 1)
     // as a candidate and an accepted iteration, and applies it to the state.
-    Expected<void> record_starting_point(int iteration, const std::string& status, const std::string& proposer,
+    Expected<void> record_starting_point(int iteration, IterationStatus status, const std::string& proposer,
                                          std::optional<int64_t> parent, const std::string& source,
                                          const EvalResult& result, const std::string& note, Clock::time_point t0) {
         const std::string hash = candidate_hash(source, result.defines);
@@ -342,7 +342,7 @@ private:
             return make_error(fmt::format("the seed of {} failed ({}): {}", options_.task, verdict_name(result->verdict),
                                           result->diagnostics));
         run_.seed_score = result->score;
-        if (auto r = record_starting_point(0, kEvaluatedStatus, "seed", std::nullopt, source, *result, "seed", t0); !r)
+        if (auto r = record_starting_point(0, IterationStatus::evaluated, "seed", std::nullopt, source, *result, "seed", t0); !r)
             return r;
         say(fmt::format("[{:>3}/{}] seed: score {}", 0, last_iteration(), score_text(result->score)));
         return {};
@@ -362,7 +362,7 @@ private:
         }
         const std::string note =
             fmt::format("from {}: the starting point (the seed stays the gate's baseline)", options_.from_file);
-        if (auto r = record_starting_point(1, kFromStatus, "from", state_.seed().candidate_id, source, *result, note, t0);
+        if (auto r = record_starting_point(1, IterationStatus::from, "from", state_.seed().candidate_id, source, *result, note, t0);
             !r)
             return r;
         say(fmt::format("[{:>3}/{}] from {}: score {} (the seed's {})", 1, last_iteration(), options_.from_file,
@@ -422,7 +422,7 @@ private:
         if (proposal.status != Proposal::Status::ok) {
             rec.status = unused_status(proposal);
             rec.diagnostics = proposal.note;
-            line = fmt::format("{}: {}", rec.status, proposal.note);
+            line = fmt::format("{}: {}", iteration_status_name(rec.status), proposal.note);
         } else {
             auto judged = try_candidate(it, plan, proposal, rec, evaluated);
             if (!judged) return judged.error();
@@ -440,14 +440,14 @@ private:
         return true;
     }
 
-    static const char* unused_status(const Proposal& proposal) {
+    static IterationStatus unused_status(const Proposal& proposal) {
         switch (proposal.status) {
-            case Proposal::Status::no_code: return kNoCodeStatus;
-            case Proposal::Status::edit_failed: return kEditFailedStatus;
+            case Proposal::Status::no_code: return IterationStatus::no_code;
+            case Proposal::Status::edit_failed: return IterationStatus::edit_failed;
             default: break;
         }
         const bool permanent = proposal.failure == Proposal::Failure::permanent || proposal.failure == Proposal::Failure::fatal;
-        return permanent ? kPermanentErrorStatus : kProposerErrorStatus;
+        return permanent ? IterationStatus::permanent_error : IterationStatus::proposer_error;
     }
 
     // Why the run must stop after this proposal: a fatal failure, or the same permanent failure
@@ -474,7 +474,7 @@ private:
         rec.candidate_id = *id;
         if (state_.seen(hash)) {
             const int earlier = state_.evaluated_at(*id);
-            rec.status = kDuplicateStatus;
+            rec.status = IterationStatus::duplicate;
             rec.diagnostics = fmt::format("the same source and knob values as {} (not evaluated again)",
                                           earlier == 0  ? std::string("the seed")
                                           : earlier > 0 ? fmt::format("iteration {}", earlier)
@@ -490,7 +490,7 @@ private:
         if (!decision)
             return make_error(fmt::format("iteration {}: {} (run {} can be resumed)", it, decision.error().message, run_.run_id));
         const EvalResult& r = attempt.result;
-        rec.status = kEvaluatedStatus;
+        rec.status = IterationStatus::evaluated;
         rec.verdict = verdict_name(r.verdict);
         rec.score = r.score;
         rec.diagnostics = r.diagnostics;

@@ -7,20 +7,29 @@ namespace kevo {
 
 namespace {
 
-std::optional<UnusedAnswer::Kind> unused_kind(const std::string& status) {
-    if (status == kNoCodeStatus) return UnusedAnswer::Kind::no_code;
-    if (status == kEditFailedStatus) return UnusedAnswer::Kind::edit_failed;
-    if (status == kDuplicateStatus) return UnusedAnswer::Kind::duplicate;
-    if (status == kProposerErrorStatus || status == kPermanentErrorStatus) return UnusedAnswer::Kind::proposer_error;
+std::optional<UnusedAnswer::Kind> unused_kind(IterationStatus status) {
+    switch (status) {
+        case IterationStatus::no_code: return UnusedAnswer::Kind::no_code;
+        case IterationStatus::edit_failed: return UnusedAnswer::Kind::edit_failed;
+        case IterationStatus::duplicate: return UnusedAnswer::Kind::duplicate;
+        case IterationStatus::proposer_error:
+        case IterationStatus::permanent_error: return UnusedAnswer::Kind::proposer_error;
+        case IterationStatus::evaluated:
+        case IterationStatus::from: return std::nullopt;
+    }
     return std::nullopt;
 }
 
-void count(ProposalCounts& counts, const std::string& status) {
-    if (status == kEvaluatedStatus) ++counts.evaluated;
-    else if (status == kNoCodeStatus) ++counts.no_code;
-    else if (status == kEditFailedStatus) ++counts.edit_failed;
-    else if (status == kDuplicateStatus) ++counts.duplicate;
-    else if (status == kProposerErrorStatus || status == kPermanentErrorStatus) ++counts.failed;
+void count(ProposalCounts& counts, IterationStatus status) {
+    switch (status) {
+        case IterationStatus::evaluated: ++counts.evaluated; break;
+        case IterationStatus::no_code: ++counts.no_code; break;
+        case IterationStatus::edit_failed: ++counts.edit_failed; break;
+        case IterationStatus::duplicate: ++counts.duplicate; break;
+        case IterationStatus::proposer_error:
+        case IterationStatus::permanent_error: ++counts.failed; break;
+        case IterationStatus::from: break;  // the user's starting kernel is not a proposal
+    }
 }
 
 }  // namespace
@@ -42,7 +51,7 @@ void SearchState::apply(const IterationRecord& record, const std::optional<Store
     tokens_ += record.prompt_tokens + record.completion_tokens;
     seconds_ += record.seconds;
     // The user's own starting kernel (--from) is not a proposal: the proposer never made it.
-    const bool proposal = record.iteration > 0 && record.status != kFromStatus;
+    const bool proposal = record.iteration > 0 && record.status != IterationStatus::from;
     if (proposal) {
         ++proposals_;
         count(counts_, record.status);
@@ -56,7 +65,7 @@ void SearchState::apply(const IterationRecord& record, const std::optional<Store
 }
 
 void SearchState::note_unused(const IterationRecord& record) {
-    const bool permanent = record.status == kPermanentErrorStatus;
+    const bool permanent = record.status == IterationStatus::permanent_error;
     const bool same = permanent_streak_ > 0 && record.diagnostics == permanent_message_;
     permanent_streak_ = !permanent ? 0 : same ? permanent_streak_ + 1 : 1;
     permanent_message_ = permanent ? record.diagnostics : std::string();

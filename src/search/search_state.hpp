@@ -20,15 +20,6 @@
 
 namespace kevo {
 
-// An iteration's status (IterationRecord::status) as the store holds it.
-inline constexpr const char* kEvaluatedStatus = "evaluated";
-inline constexpr const char* kFromStatus = "from";  // the user's starting kernel (`kevo run --from FILE`)
-inline constexpr const char* kNoCodeStatus = "no_code";
-inline constexpr const char* kEditFailedStatus = "edit_failed";
-inline constexpr const char* kDuplicateStatus = "duplicate";
-inline constexpr const char* kProposerErrorStatus = "proposer_error";    // may succeed next time
-inline constexpr const char* kPermanentErrorStatus = "permanent_error";  // never succeeds as configured
-
 // What became of the proposals of a run (the seed and a --from kernel are not proposals).
 struct ProposalCounts {
     int evaluated = 0, no_code = 0, edit_failed = 0, duplicate = 0, failed = 0;
@@ -45,7 +36,7 @@ struct StoredAttempt {
 class SearchState {
 public:
     // The effect of one iteration. `evaluated` is the candidate the iteration evaluated (status
-    // "evaluated", or kFromStatus); absent for no code, failed edits, proposer errors and duplicates.
+    // evaluated or from); absent for no code, failed edits, proposer errors and duplicates.
     void apply(const IterationRecord& record, const std::optional<StoredAttempt>& evaluated);
 
     bool seen(const std::string& hash) const { return hashes_.count(hash) > 0; }

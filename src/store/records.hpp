@@ -34,6 +34,15 @@ struct RunRecord {
     int pid = 0;                   // process that ran it last (the run's lock says who holds it now)
 };
 
+// What came of one iteration. evaluated: its candidate went through the evaluation (the seed is
+// iteration 0). from: the user's starting kernel (`kevo run --from FILE`). no_code / edit_failed:
+// the answer held no usable kernel or edit. duplicate: a candidate already evaluated in this run.
+// proposer_error: the proposer failed and may succeed next time; permanent_error: it never will
+// as configured.
+enum class IterationStatus { evaluated, from, no_code, edit_failed, duplicate, proposer_error, permanent_error };
+const char* iteration_status_name(IterationStatus status);
+std::optional<IterationStatus> parse_iteration_status(const std::string& name);
+
 struct CandidateRecord {
     int64_t id = 0;
     std::string run_id;
@@ -49,8 +58,7 @@ struct IterationRecord {
     std::string run_id;
     int iteration = 0;
     std::optional<int64_t> candidate_id;  // absent when the proposer produced no usable code
-    std::string status;            // "evaluated" | "from" | "no_code" | "edit_failed" | "duplicate" | "proposer_error"
-                                   // | "permanent_error" (search/search_state.hpp)
+    IterationStatus status = IterationStatus::evaluated;
     std::string verdict;           // eval verdict when evaluated
     std::optional<double> score;
     std::string diagnostics;

@@ -314,7 +314,7 @@ Expected<void> Store::add_iteration(const IterationRecord& it) {
     stmt->bind_text(1, it.run_id)
         .bind_int(2, it.iteration)
         .bind_opt_int(3, it.candidate_id)
-        .bind_text(4, it.status)
+        .bind_text(4, iteration_status_name(it.status))
         .bind_text(5, it.verdict)
         .bind_opt_real(6, it.score)
         .bind_text(7, it.diagnostics)
@@ -351,7 +351,11 @@ Expected<std::vector<IterationRecord>> Store::load_iterations(const std::string&
         it.run_id = stmt->text(0);
         it.iteration = static_cast<int>(stmt->int64(1));
         it.candidate_id = stmt->opt_int(2);
-        it.status = stmt->text(3);
+        const auto status = parse_iteration_status(stmt->text(3));
+        if (!status)
+            return make_error(fmt::format("{}: iteration {} of run '{}' has an unknown status '{}'", path_, it.iteration,
+                                          run_id, stmt->text(3)));
+        it.status = *status;
         it.verdict = stmt->text(4);
         it.score = stmt->opt_real(5);
         it.diagnostics = stmt->text(6);

@@ -1,5 +1,6 @@
 // Study copy of tasks/hmc/best.cu for the strategy comparison (docs/study-strategies/README.md):
-// the same kernel, its knob space cut or widened to G x CB x PT x AREG = points so every task's space has 48.
+// the same kernel, its knob space widened to G x PT x AREG = 2 x 4 x 6 = 48 points (CB = PT x G chains per
+// block follows from two knobs, so every point of the space can launch).
 // hmc best-known kernel for the H200 (sm_90): one HMC step (Box-Muller momenta, L leapfrog steps,
 // Metropolis test) for K independent chains per launch.
 //
@@ -31,15 +32,11 @@
 // q exchange and a __syncwarp, which 8-31 warps per SM do not hide.
 //
 // kevo: tune G 8 4
-// kevo: tune CB 32 16 64
 // kevo: tune PT 4 2 8 16
-// kevo: tune AREG 72 64
-// kevo: launch hmc_step block=G,CB per_thread=PT
+// kevo: tune AREG 72 64 56 48 32 0
+// kevo: launch hmc_step block=G,PT*G per_thread=PT
 #ifndef G
 #define G 8
-#endif
-#ifndef CB
-#define CB 32
 #endif
 #ifndef PT
 #define PT 4
@@ -47,9 +44,8 @@
 #ifndef AREG
 #define AREG 72
 #endif
-#if CB != PT * G
-#error "the launch needs CB == PT * G (the host grid is ceil(k / PT / G) blocks of CB chains)"
-#endif
+// Chains per block: the launch's block is G x (PT * G) and the host grid ceil(k / PT / G) blocks.
+#define CB (PT * G)
 #if G != 4 && G != 8
 #error "G must be 4 or 8"
 #endif
@@ -190,7 +186,7 @@ __device__ __forceinline__ void hmc_chain(const float* q_in, float* q_out, unsig
     }
 }
 
-extern "C" __global__ void __launch_bounds__(NT, 512 / NT) hmc_step(const float* q_in, float* q_out, unsigned* accept, const float* A, unsigned k, unsigned d, unsigned L, float eps, unsigned step, unsigned seed)
+extern "C" __global__ void __launch_bounds__(NT, NT < 512 ? 512 / NT : 1) hmc_step(const float* q_in, float* q_out, unsigned* accept, const float* A, unsigned k, unsigned d, unsigned L, float eps, unsigned step, unsigned seed)
 {
     __shared__ __align__(16) float As[32 * SMAX];        // A, rows padded to the stride S
     __shared__ __align__(16) float qs[2 * CB * SMAX];    // per chain: two q slots

@@ -41,7 +41,7 @@ CsvTable iterations_table(const ReportData& data) {
         for (const auto& it : d.iterations) {
             std::optional<double> speedup;
             if (it.score && seed && *seed > 0) speedup = *it.score / *seed;
-            t.add_row({d.run.run_id, std::to_string(it.iteration), it.status, it.verdict, csv_number(it.score),
+            t.add_row({d.run.run_id, std::to_string(it.iteration), iteration_status_name(it.status), it.verdict, csv_number(it.score),
                        csv_number(speedup), csv_bool(it.accepted), csv_bool(it.dropout), opt_int(it.candidate_id),
                        std::to_string(it.prompt_tokens), std::to_string(it.completion_tokens), csv_number(it.cost_usd),
                        csv_number(it.seconds), it.note, it.diagnostics,

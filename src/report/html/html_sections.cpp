@@ -182,7 +182,7 @@ std::string runs_section(const ReportData& data) {
         for (const auto& it : d.iterations) {
             const std::string text = it.verdict.empty() || it.verdict == "ok" ? it.note : it.diagnostics;
             out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"note\">{}</td></tr>\n",
-                               it.iteration, escape_html(it.status), escape_html(it.verdict.empty() ? "-" : it.verdict),
+                               it.iteration, escape_html(iteration_status_name(it.status)), escape_html(it.verdict.empty() ? "-" : it.verdict),
                                fixed3(it.score), it.accepted ? "*" : "", escape_html(text));
         }
         out += "</table>\n</details>\n";

@@ -98,7 +98,7 @@ VerdictMix verdict_mix(const ReportData& data) {
     std::map<std::string, std::map<int, int>> by_outcome;
     for (const auto& d : data.runs)
         for (const auto& it : d.iterations) {
-            if (it.iteration < 1 || it.status == "from") continue;
+            if (it.iteration < 1 || it.status == IterationStatus::from) continue;
             const std::string outcome = is_evaluated_proposal(it) ? it.verdict : kNoCandidate;
             ++by_outcome[outcome][it.iteration];
             last = std::max(last, it.iteration);

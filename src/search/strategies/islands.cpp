@@ -59,7 +59,7 @@ public:
     }
 
     void apply(const IterationRecord& record, const std::optional<StoredAttempt>& evaluated) override {
-        const bool proposal = record.iteration > 0 && record.status != kFromStatus;
+        const bool proposal = record.iteration > 0 && record.status != IterationStatus::from;
         if (!proposal) {
             // The seed and a --from kernel: the starting point of every island.
             for (auto& line : islands_) line.apply(record, evaluated);

@@ -8,7 +8,7 @@ Lineage::Lineage(int history_limit, int stagnation_window)
 
 void Lineage::apply(const IterationRecord& record, const std::optional<StoredAttempt>& evaluated) {
     // The user's own starting kernel (--from) is not a proposal: it is in no history.
-    const bool proposal = record.iteration > 0 && record.status != kFromStatus;
+    const bool proposal = record.iteration > 0 && record.status != IterationStatus::from;
     // The dropout came before the proposal: the proposer saw no history and was asked for a
     // different approach, and the count towards the next dropout starts again.
     if (record.dropout) {

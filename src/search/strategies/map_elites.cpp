@@ -149,7 +149,7 @@ public:
         // A --from kernel starts the search in the seed's place: the seed stays the reference the
         // size descriptor is relative to, but is no parent (the tuner cannot tune a kernel that has
         // no knobs, and the user asked to start from theirs).
-        if (record.status == "from" && evaluated)
+        if (record.status == IterationStatus::from && evaluated)
             std::erase_if(archive_, [](const auto& entry) { return entry.second.kernel.attempt.iteration == 0; });
         if (record.accepted && evaluated && s.is_object() && s.contains("cell"))
             archive_[cell_from_json(s["cell"])].kernel = *evaluated;
