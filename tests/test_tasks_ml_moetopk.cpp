@@ -67,6 +67,9 @@ TEST(MlMoeTopkSpec, PackCategoryOrderBoundAndProfiles) {
                 // The CPU reference at small and paper; fused_moe's prefill sizes against the device seed.
                 const bool device = std::string(profile) == "large" && std::string(w.name) == "fused_moe";
                 EXPECT_EQ(s.device_reference, device) << w.name << " " << s.label;
+                // The domain's y extent (pairs for fused_moe's moe_gate_up, rows for topk_sampling).
+                const int64_t y = std::string(w.name) == "fused_moe" ? s.param("T") * s.param("k") : s.param("B");
+                EXPECT_LT(y, 65536) << w.name << " " << s.label;
             }
             EXPECT_EQ(heldout, 1) << w.name << " " << profile;
             EXPECT_EQ(labels.size(), 4u) << w.name << " " << profile;
