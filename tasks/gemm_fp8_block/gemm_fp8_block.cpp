@@ -27,10 +27,12 @@ namespace {
 constexpr size_t kBlock = 128;  // scale block along K (and along N for B)
 constexpr double kDeviceReferenceMacs = 2e9;
 
-// One ulp from the exact value (half an ulp beyond the output's own rounding), plus 2^-9 of the rms
-// dot-product size: above the truncation error of a 14-bit MMA adder promoted every 128 (a few
-// 1e-4 of it), below the error of operands dequantised to bf16 before the product (about 2e-3).
-constexpr Bf16Tolerance kTolerance{0.5, 0x1.0p-9};
+// One ulp from the exact value (half an ulp beyond the output's own rounding), plus 2^-8 of the rms
+// dot-product size (3.9e-3): a model of Hopper's fp8 MMA (14-bit truncating adder, promoted to fp32
+// every 128 k; tests/test_tasks_ml_gemmb.cpp) stays 3x inside; operands dequantised to bf16 before
+// the product (about 2.3e-3 rms) exceed 1 ulp at some elements of most sizes. To calibrate on the
+// H200 with best.cu and the cuBLASLt peer (docs/ml-checks.md).
+constexpr Bf16Tolerance kTolerance{0.5, 0x1.0p-8};
 
 enum Stream : uint64_t { a_stream = 1, b_stream = 2, a_factor_stream = 3, b_factor_stream = 4, spike_stream = 5,
                          channel_stream = 6, extreme_stream = 7 };
@@ -51,7 +53,7 @@ TaskSpec make_spec() {
     s.bound = Bound::compute;
     s.model = "W = 2MNK (fp8 tensor class); Q = MK + NK + 4MK/128 + 4NK/16384 + 2MN bytes (A, B, their fp32 block "
               "scales, out)";
-    s.tolerance = "per element: 1 bf16 ulp of the exact value (0.5 beyond the output's own rounding) + 2^-9 x "
+    s.tolerance = "per element: 1 bf16 ulp of the exact value (0.5 beyond the output's own rounding) + 2^-8 x "
                   "||a_m|| ||b_n|| / sqrt(K) (dequantised rows)";
     s.kernels = {{"gemm_fp8_block",
                   "extern \"C\" __global__ void gemm_fp8_block(const unsigned char* a, const float* a_scale, const "

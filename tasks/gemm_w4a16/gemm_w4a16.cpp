@@ -25,10 +25,11 @@ namespace {
 constexpr size_t kGroup = 128;  // quantisation group along K
 constexpr double kDeviceReferenceMacs = 2e9;  // above this M*N*K the CPU reference takes too long
 
-// One ulp from the exact value (half an ulp beyond the output's own rounding), plus 2^-12 of the
-// rms dot-product size where the K products cancel: an fp32 accumulation stays below 1e-5 of it,
-// an operand rounded to bf16 before the product (q * s has up to 12 significant bits) is ~1e-3.
-constexpr Bf16Tolerance kTolerance{0.5, 0x1.0p-12};
+// One ulp from the exact value (half an ulp beyond the output's own rounding), plus 2^-14 of the
+// rms dot-product size where the K products cancel (6e-5): a serial fp32 sum over K = 14336 stays
+// below about 1e-5 of it, a bf16 MMA on the exact integer weights far below; an operand rounded to
+// bf16 before the product (q * s has up to 12 significant bits) costs ~1e-3.
+constexpr Bf16Tolerance kTolerance{0.5, 0x1.0p-14};
 
 enum Stream : uint64_t { a_stream = 1, w_stream = 2, spike_stream = 3, channel_stream = 4, row_stream = 5,
                          sign_stream = 6, ratio_stream = 7, zero_stream = 8 };
@@ -49,7 +50,7 @@ TaskSpec make_spec() {
     s.bound = Bound::bandwidth;
     s.model = "W = 2MNK (bf16 tensor class); Q = 2MK + NK/2 + 2NK/128 + 2MN bytes (A, int4 weights, bf16 group "
               "scales, out)";
-    s.tolerance = "per element: 1 bf16 ulp of the exact value (0.5 beyond the output's own rounding) + 2^-12 x "
+    s.tolerance = "per element: 1 bf16 ulp of the exact value (0.5 beyond the output's own rounding) + 2^-14 x "
                   "||a_m|| ||w_n|| / sqrt(K)";
     s.kernels = {{"gemm_w4a16",
                   "extern \"C\" __global__ void gemm_w4a16(const __nv_bfloat16* a, const unsigned char* b, const "
