@@ -118,11 +118,13 @@ Quantised quantise(std::span<const float> x, size_t rows, size_t k, size_t block
 void vary_blocks(std::span<float> x, size_t rows, size_t k, size_t block_rows, double range, uint64_t seed,
                  uint64_t stream) {
     const size_t kb = k / kBlock;
-    for (size_t r = 0; r < rows; ++r)
-        for (size_t i = 0; i < k; ++i) {
-            const size_t block = (r / block_rows) * kb + i / kBlock;
-            x[r * k + i] *= static_cast<float>(std::exp2(std::round((2 * rng::uniform(seed, stream, block) - 1) * range)));
-        }
+    std::vector<float> factor((rows / block_rows) * kb);
+    for (size_t b = 0; b < factor.size(); ++b)
+        factor[b] = static_cast<float>(std::exp2(std::round((2 * rng::uniform(seed, stream, b) - 1) * range)));
+    parallel_for(rows, [&](size_t begin, size_t end) {
+        for (size_t r = begin; r < end; ++r)
+            for (size_t i = 0; i < k; ++i) x[r * k + i] *= factor[(r / block_rows) * kb + i / kBlock];
+    });
 }
 
 HostBuffer byte_buffer(std::string name, ElemType type, const std::vector<uint8_t>& bytes) {

@@ -18,6 +18,8 @@
 // Rows of A beyond M are read as zeros (decode M = 1 uses one row of the m16 tile). N and K are
 // multiples of 128, so column tiles and 16-byte loads never straddle a row or the buffers' ends.
 // The launch is block=16,16 over the (N, M) domain: the grid is (N / 16, ceil(M / 16)).
+// What is left for the prefill shapes (M in the thousands): larger M tiles per CTA so that each
+// unpacked weight feeds more rows, operands staged through shared memory (cp.async), or wgmma.
 // kevo: launch gemm_w4a16 block=16,16
 #include <cuda_bf16.h>
 
