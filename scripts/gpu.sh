@@ -3,7 +3,7 @@
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
 # Usage: scripts/gpu.sh [build] [test] [calibrate] [ceilings] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
 #        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise] [report] [strategies]
-#        [tensor-ceilings] [bench-ml]
+#        [tensor-ceilings] [ml-check] [bench-ml]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build bench` is the rerunnable H200 benchmark: kevo bench (every best-known kernel
@@ -239,6 +239,19 @@ if want bench; then
         python3 scripts/overhead_table.py "$RES/overhead_kevo.json" "$RES/overhead_python.json" | tee -a "$doc"
     fi
 fi 2>&1 | tee "$OUT/bench.txt"
+# The ML pack's kernels on the GPU, quickly: every seed.cu and best.cu checked at the small profile
+# (against the CPU reference), then best.cu timed at the large profile (against the device seed):
+# verdicts, fractions of the speed of light, limiters and check margins in $OUT/ml-check.txt.
+if want ml-check; then
+    for task in ${TASKS:-$($KEVO tasks --pack ml --json | python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)["tasks"]))')}; do
+        for run in "seed small --check-only" "best small --check-only" "best large"; do
+            set -- $run
+            timeout 120 $KEVO eval "$task" "tasks/$task/$1.cu" --backend cuda --profile "$2" --sizes all --seed 1 \
+                --timeout 20 --json $3 > "$RES/mlcheck_${task}_$1_$2.json" 2>> "$RES/mlcheck.err" < /dev/null
+            python3 scripts/ml_check_table.py "$RES/mlcheck_${task}_$1_$2.json"
+        done
+    done 2>&1 | tee "$OUT/ml-check.txt"
+fi
 # The ML pack's bench (docs/bench-h200-ml.md): every best.cu checked at every size of every profile,
 # seeds, best kernels and the cuBLASLt peers timed at the large profile, S and S_agg per weight vector.
 # Resumable like `bench` (KEVO_BENCH_TIMEOUT bounds one call; the state file comes back in $OUT).
