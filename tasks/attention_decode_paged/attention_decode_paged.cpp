@@ -46,8 +46,8 @@ TaskSpec make_spec() {
     s.category = "attention";
     s.order = 116;
     s.bound = Bound::bandwidth;
-    s.model = "4 Hkv d sum ctx (keys and values read once per kv head) + 4 B Hq d (q read, out written) + 4 sum "
-              "ceil(ctx / 16) (block table) + 4 B (context lengths) B, bf16";
+    s.model = "4 Hkv d sum(ctx) + 4 B Hq d + 4 sum ceil(ctx / 16) + 4 B bytes for B requests (bf16 keys and values "
+              "read once per kv head, q read and out written; int32 block-table entries and context lengths)";
     s.tolerance = "bf16 out: per element, error beyond the output's own rounding <= 2^-7 (|ref| + rms(ref)); NaN or "
                   "Inf fails";
     s.kernels = {{"attention_decode_paged",

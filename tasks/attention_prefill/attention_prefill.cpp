@@ -47,7 +47,7 @@ TaskSpec make_spec() {
     s.order = 115;
     s.bound = Bound::compute;
     s.model = "W = 4 d Hq sum_b L_b (L_b + 1) / 2 bf16 tensor FLOPs (causal pairs only); Q = 2(T Hq + 2 T Hkv) d + "
-              "2 T Hq d + 4(B + 1) B";
+              "2 T Hq d + 4(B + 1) bytes (q, k, v read, out written, cu_seqlens; B sequences, T tokens)";
     s.tolerance = "bf16 out: per element, error beyond the output's own rounding <= 2^-7 (|ref| + rms(ref)); NaN or "
                   "Inf fails";
     s.kernels = {{"attention_prefill",
