@@ -7,7 +7,7 @@
 #ifndef BX
 #define BX 32
 #endif
-
+#define MAX_D 128
 #define BLOCK_SIZE 16
 
 extern "C" __global__ void attention_decode_paged(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, const __nv_bfloat16* v_cache, const int* block_tables, const int* context_lens, __nv_bfloat16* out, float* workspace, unsigned* counters, unsigned num_seqs, unsigned q_heads, unsigned kv_heads, unsigned head_dim, unsigned max_blocks_per_seq, float scale)
@@ -16,22 +16,41 @@ extern "C" __global__ void attention_decode_paged(const __nv_bfloat16* q, const 
     if (h >= q_heads || b >= num_seqs) return;
     const unsigned kvh = h / (q_heads / kv_heads);
     const unsigned ctx = (unsigned)context_lens[b];
-    float qv[128], acc[128];
-    const __nv_bfloat16* qi = q + ((size_t)b * q_heads + h) * head_dim;
-    for (unsigned e = 0; e < head_dim; ++e) qv[e] = __bfloat162float(qi[e]), acc[e] = 0.0f;
+    float acc[MAX_D];
+    const __nv_bfloat162* qi = reinterpret_cast<const __nv_bfloat162*>(q + ((size_t)b * q_heads + h) * head_dim);
+#pragma unroll
+    for (unsigned e = 0; e < MAX_D; e += 2) {
+        acc[e] = acc[e + 1] = 0.0f;
+    }
     float m = NEG_INF, l = 0.0f;
     for (unsigned t = 0; t + 1 < ctx; ++t) {  // WRONG: drops the last token
         const unsigned block = (unsigned)block_tables[(size_t)b * max_blocks_per_seq + t / BLOCK_SIZE];
         const size_t at = (((size_t)block * BLOCK_SIZE + t % BLOCK_SIZE) * kv_heads + kvh) * head_dim;
+        const __nv_bfloat162* kt = reinterpret_cast<const __nv_bfloat162*>(k_cache + at);
+        const __nv_bfloat162* vt = reinterpret_cast<const __nv_bfloat162*>(v_cache + at);
         float dot = 0.0f;
-        for (unsigned e = 0; e < head_dim; ++e) dot += qv[e] * __bfloat162float(k_cache[at + e]);
+#pragma unroll
+        for (unsigned e = 0; e < MAX_D; e += 2)
+            if (e < head_dim) {
+                const float2 x = __bfloat1622float2(qi[e / 2]), y = __bfloat1622float2(kt[e / 2]);
+                dot += x.x * y.x;
+                dot += x.y * y.y;
+            }
         const float s = scale * dot;
         const float m_new = fmaxf(m, s);
         const float correction = expf(m - m_new), p = expf(s - m_new);
         l = l * correction + p;
-        for (unsigned e = 0; e < head_dim; ++e) acc[e] = acc[e] * correction + p * __bfloat162float(v_cache[at + e]);
+#pragma unroll
+        for (unsigned e = 0; e < MAX_D; e += 2)
+            if (e < head_dim) {
+                const float2 y = __bfloat1622float2(vt[e / 2]);
+                acc[e] = acc[e] * correction + p * y.x;
+                acc[e + 1] = acc[e + 1] * correction + p * y.y;
+            }
         m = m_new;
     }
-    __nv_bfloat16* oi = out + ((size_t)b * q_heads + h) * head_dim;
-    for (unsigned e = 0; e < head_dim; ++e) oi[e] = __float2bfloat16_rn(acc[e] / l);
+    __nv_bfloat162* oi = reinterpret_cast<__nv_bfloat162*>(out + ((size_t)b * q_heads + h) * head_dim);
+#pragma unroll
+    for (unsigned e = 0; e < MAX_D; e += 2)
+        if (e < head_dim) oi[e / 2] = __floats2bfloat162_rn(acc[e] / l, acc[e + 1] / l);
 }
