@@ -28,7 +28,7 @@ const std::string kSciWeights = std::string(KEVO_SOURCE_DIR) + "/tests/data/sci-
 // The twelve operators of the ml pack (issue 12). The shipped weights must name exactly these.
 const std::vector<std::string> kMlOperators = {"silu_and_mul", "add_rmsnorm", "rope", "kv_cache_write",
                                                "gemm_bf16", "gemm_w8a8", "gemm_w4a16", "gemm_fp8_block",
-                                               "fused_moe", "topk_sampling"};
+                                               "fused_moe", "attention_prefill", "attention_decode_paged", "topk_sampling"};
 // Operators the shipped weights name that are not tasks in this tree yet (other branches write
 // them). Each must NOT be a task: when one lands, the test says to strike it from this list, so
 // that it is then checked like every present task.
