@@ -10,8 +10,12 @@
 // Correct at every size: rows of A beyond M and of B beyond N are zero-filled by cp.async with a
 // source size of 0 (their address clamped to row 0, so nothing out of bounds is ever read) and not
 // stored; K is a multiple of 64 at every size (the kernel needs a multiple of 32). M = 1 decode runs
-// but wastes 127/128 of each tile: a split-K or 64-row variant would serve decode better, and sm_90a
-// wgmma with TMA (not verifiable without a GPU here) is what closes the gap to cuBLAS at prefill.
+// but wastes 127/128 of each tile: a split-K or 64-row variant would serve decode better. What
+// sm_90a would add (not verifiable without a GPU here): wgmma.mma_async (m64nNk16, a warpgroup of
+// four warps, operands read straight from swizzled shared memory, so no ldmatrix and far fewer
+// registers per output) fed by TMA bulk copies and mbarriers in a producer/consumer warp split, which
+// is how cuBLAS reaches ~2x the mma.sync throughput on Hopper; the 0.75x-of-cuBLAS goal at prefill
+// likely needs it.
 // kevo: launch gemm_bf16 block=128,2 per_thread=1,64 smem=65536
 #include <cuda_bf16.h>
 
