@@ -29,11 +29,6 @@ const std::string kSciWeights = std::string(KEVO_SOURCE_DIR) + "/tests/data/sci-
 const std::vector<std::string> kMlOperators = {"silu_and_mul", "add_rmsnorm", "rope", "kv_cache_write",
                                                "gemm_bf16", "gemm_w8a8", "gemm_w4a16", "gemm_fp8_block",
                                                "fused_moe", "attention_prefill", "attention_decode_paged", "topk_sampling"};
-// Operators the shipped weights name that are not tasks in this tree yet (other branches write
-// them). Each must NOT be a task: when one lands, the test says to strike it from this list, so
-// that it is then checked like every present task.
-const std::vector<std::string> kPendingMlTasks = {"gemm_bf16", "gemm_w8a8"};
-
 bool contains(const std::vector<std::string>& list, const std::string& s) {
     return std::find(list.begin(), list.end(), s) != list.end();
 }
@@ -60,9 +55,9 @@ TEST(Packs, EveryTaskIsInAKnownPackAndTheScientificTwelveAreSci) {
 
 TEST(PackWeights, TheShippedMlFileIsValidAndWeighsEveryMlTaskOfTheTree) {
     const auto ml_tasks = kevo::pack_tasks("ml");
-    for (const auto& t : kPendingMlTasks)
-        EXPECT_FALSE(contains(ml_tasks, t)) << t << " is a task of the tree now: strike it from kPendingMlTasks in " << __FILE__
-                                            << " so that its weights are checked like every present task's";
+    // The twelve operators are the pack's tasks, no more and no fewer.
+    for (const auto& op : kMlOperators) EXPECT_TRUE(contains(ml_tasks, op)) << op << " is not a task of the ml pack";
+    EXPECT_EQ(ml_tasks.size(), kMlOperators.size());
     const auto w = shipped_ml();
     EXPECT_EQ(w.pack, "ml");
     ASSERT_EQ(w.vectors.size(), 2u);
@@ -86,8 +81,8 @@ TEST(PackWeights, TheShippedMlFileIsValidAndWeighsEveryMlTaskOfTheTree) {
         EXPECT_FALSE(v.source.empty());
         EXPECT_EQ(v.url.rfind("https://", 0), 0u) << v.url;
     }
-    // Against the tree: every present ml task weighted in every vector, nothing unknown except the pending.
-    const auto problems = kevo::weights_mismatches(w, "ml", ml_tasks, kPendingMlTasks);
+    // Against the tree: every ml task weighted in every vector, nothing unknown.
+    const auto problems = kevo::weights_mismatches(w, "ml", ml_tasks, {});
     EXPECT_TRUE(problems.empty()) << fmt::format("{}", fmt::join(problems, "\n"));
     // The trace has no dense GEMM: those weights are 0, said so; the layer model has no MoE.
     EXPECT_EQ(w.vectors[0].find("gemm_bf16")->weight, 0);

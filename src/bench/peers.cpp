@@ -1,4 +1,4 @@
-// The peers of fft3d and saxpy (see peers.hpp).
+// The peers of fft3d and saxpy, and the dispatch to the GEMM tasks' peers (see peers.hpp).
 #include "bench/peers.hpp"
 
 #include <fmt/format.h>
@@ -7,9 +7,10 @@
 #include <optional>
 #include <vector>
 
+#include "bench/gemm_peers.hpp"
 #include "bench/peer_checks.hpp"
+#include "bench/peer_timing.hpp"
 #include "core/rng.hpp"
-#include "core/stats.hpp"
 #include "eval/builtin_kernels.hpp"
 #include "eval/device_lease.hpp"
 
@@ -17,54 +18,6 @@ namespace kevo {
 namespace {
 
 constexpr float kPeerAlpha = 2.5f;  // a in the axpy peers' y <- a x + y
-
-// Device buffers released when the peer is done with them, whatever happened.
-class ScopedBuffers {
-public:
-    explicit ScopedBuffers(Device& device) : device_(device) {}
-    ~ScopedBuffers() {
-        if (device_.is_poisoned()) return;
-        for (auto b : buffers_) device_.release(b);
-    }
-    Expected<BufferHandle> upload(const std::vector<float>& data) {
-        auto b = device_.allocate(data.size() * sizeof(float));
-        if (!b) return b.error();
-        buffers_.push_back(*b);
-        if (auto r = device_.upload(*b, 0, data.data(), data.size() * sizeof(float)); !r) return r.error();
-        return *b;
-    }
-
-private:
-    Device& device_;
-    std::vector<BufferHandle> buffers_;
-};
-
-// The shared protocol: `warmup` untimed calls, then `repeat` calls each after a cache flush.
-void time_calls(PeerTiming& peer, CacheFlusher& flusher, int warmup, int repeat, const std::function<Expected<double>()>& call) {
-    for (int i = 0; i < warmup; ++i) {
-        if (auto t = call(); !t) {
-            peer.error = t.error().message;
-            return;
-        }
-    }
-    std::vector<double> samples;
-    for (int i = 0; i < repeat; ++i) {
-        if (auto f = flusher.flush(); !f) {
-            peer.error = "cache flush: " + f.error().message;
-            return;
-        }
-        auto t = call();
-        if (!t) {
-            peer.error = t.error().message;
-            return;
-        }
-        samples.push_back(*t);
-    }
-    const Summary s = summarize(samples);
-    peer.seconds = s.median;
-    peer.seconds_min = s.min;
-    peer.seconds_max = s.max;
-}
 
 // After the timing: the peer runs once more on fresh inputs (the timed calls may have updated its
 // output in place) and what it wrote is checked, so no ratio is quoted against a wrong answer.
@@ -158,7 +111,7 @@ PeerTiming vectorised_axpy_peer(Device& device, CacheFlusher& flusher, uint64_t 
 
 }  // namespace
 
-bool task_has_peers(const std::string& task) { return task == "fft3d" || task == "saxpy"; }
+bool task_has_peers(const std::string& task) { return task == "fft3d" || task == "saxpy" || is_gemm_peer_task(task); }
 
 std::vector<PeerTiming> time_peers(Device& device, CacheFlusher& flusher, const std::string& task, const SizeSpec& size,
                                    int warmup, int repeat) {
@@ -179,6 +132,8 @@ std::vector<PeerTiming> time_peers(Device& device, CacheFlusher& flusher, const 
         const auto check = [&](const std::vector<float>& y_out) { return check_axpy(x, y, kPeerAlpha, y_out); };
         peers.push_back(vendor_peer(device, flusher, "cuBLAS saxpy", call, x, y, check, warmup, repeat));
         peers.push_back(vectorised_axpy_peer(device, flusher, n, x, y, warmup, repeat));
+    } else if (is_gemm_peer_task(task)) {
+        peers.push_back(time_gemm_peer(device, flusher, task, size, warmup, repeat));
     }
     return peers;
 }

@@ -1,6 +1,7 @@
 // Peers of suite tasks, timed on the same device with the same protocol as the task's kernels
 // (warm-ups, then timed calls each after a cache flush; the median counts): fft3d against the
-// vendor FFT, saxpy against the vendor BLAS axpy and a plain vectorised kernel. Each peer's output
+// vendor FFT, saxpy against the vendor BLAS axpy and a plain vectorised kernel, the ML pack's GEMMs
+// against cuBLASLt at the task's shape (gemm_peers.hpp). Each peer's output
 // is checked after its timing (peer_checks.hpp). A peer that cannot run here (no vendor library on
 // this backend) is reported with the reason, never dropped silently.
 #pragma once

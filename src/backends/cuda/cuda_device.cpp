@@ -506,11 +506,27 @@ Expected<void> CudaDevice::submit_vendor(const VendorCall& call) {
     if (is_gemm(call.routine)) {
         auto b = find_buffer(call.in_b, "vendor input B");
         if (!b) return b.error();
-        const uint64_t operand = gemm_operand_bytes(call.routine, call.n), output = gemm_output_bytes(call.routine, call.n);
-        if ((*x)->bytes < operand || (*b)->bytes < operand || (*y)->bytes < output)
-            return make_error(fmt::format("{} {}^3: the buffers hold fewer than {} (A, B) and {} (D) bytes",
-                                          vendor_routine_name(call.routine), call.n, operand, output));
-        return lt_gemm_.enqueue(call.routine, call.n, (*x)->pointer, (*b)->pointer, (*y)->pointer, stream_);
+        const GemmDims dims = gemm_dims(call);
+        const uint64_t a_bytes = gemm_a_bytes(call.routine, dims), b_bytes = gemm_b_bytes(call.routine, dims),
+                       d_bytes = gemm_output_bytes(call.routine, dims);
+        if ((*x)->bytes < a_bytes || (*b)->bytes < b_bytes || (*y)->bytes < d_bytes)
+            return make_error(fmt::format("{} {}x{}x{}: the buffers hold fewer than {} (A), {} (B) and {} (D) bytes",
+                                          vendor_routine_name(call.routine), dims.m, dims.n, dims.k, a_bytes, b_bytes,
+                                          d_bytes));
+        CUdeviceptr scale_a = 0, scale_b = 0;
+        if (call.routine == VendorRoutine::gemm_fp8_block) {
+            auto sa = find_buffer(call.scale_a, "vendor scales of A");
+            if (!sa) return sa.error();
+            auto sb = find_buffer(call.scale_b, "vendor scales of B");
+            if (!sb) return sb.error();
+            const BlockScaleCounts counts = gemm_fp8_block_scale_counts(dims);
+            if ((*sa)->bytes < counts.a * 4 || (*sb)->bytes < counts.b * 4)
+                return make_error(fmt::format("{}: the scale buffers hold fewer than {} (A) and {} (B) floats",
+                                              vendor_routine_name(call.routine), counts.a, counts.b));
+            scale_a = (*sa)->pointer;
+            scale_b = (*sb)->pointer;
+        }
+        return lt_gemm_.enqueue(call.routine, dims, (*x)->pointer, (*b)->pointer, (*y)->pointer, scale_a, scale_b, stream_);
     }
     if (call.routine == VendorRoutine::fft3d_c2c) {
         const CufftApi* fft = load_cufft(why);

@@ -67,6 +67,10 @@ struct CublasLtApi {
     static constexpr int kOpN = 0, kOpT = 1;                                            // cublasOperation_t
     static constexpr int kDescTransA = 3, kDescTransB = 4;                              // cublasLtMatmulDescAttributes_t
     static constexpr int kPrefMaxWorkspaceBytes = 1;                                    // cublasLtMatmulPreferenceAttributes_t
+    // Block scaling (cuBLASLt 12.9+): the scale pointers and modes of A and B (cublasLtMatmulDescAttributes_t)
+    // and the two modes the DeepSeek-V3 recipe needs (cublasLtMatmulMatrixScale_t).
+    static constexpr int kDescAScalePointer = 17, kDescBScalePointer = 18, kDescAScaleMode = 31, kDescBScaleMode = 32;
+    static constexpr int kScaleVec128_32F = 4, kScaleBlk128x128_32F = 5;
     std::string label;  // "cuBLASLt 130000 (path)"
 };
 
