@@ -79,6 +79,32 @@ TEST(Gate, HeldoutFiguresAgreeWithAnEvenNumberOfRounds) {
     EXPECT_NEAR(*e.heldout_speedup, 2.0, 1e-12);  // 1.0 (lower seed median) / 0.5 (lower candidate median)
 }
 
+// Multi-class roofline: the examination names the term that bounds the held-out size and its
+// speed-of-light time, from the same median sample as the held-out fraction.
+TEST(Gate, HeldoutLimiterAndSpeedOfLightComeFromTheMedianSample) {
+    const double sol = 4e-4;
+    auto multi_class = [&](std::vector<EvalResult> rs) {
+        for (auto& r : rs) {
+            SizeResult& held = r.sizes[2];
+            held.limiter = Limiter::memory;
+            held.sol_seconds = sol;
+            held.fraction = sol / held.seconds;
+        }
+        return rs;
+    };
+    const auto e = examine(attempt(2, "fast"), multi_class(rounds(Kernel{}, kJitters)),
+                           multi_class(rounds(Kernel{0.5, 0.5}, {1.01, 0.98, 1.0})));
+    ASSERT_TRUE(e.passed) << e.detail;
+    EXPECT_EQ(e.heldout_limiter, Limiter::memory);
+    EXPECT_EQ(e.heldout_sol_seconds, sol);
+    EXPECT_NEAR(*e.heldout_fraction, e.heldout_sol_seconds / e.heldout_seconds, 1e-12);
+    EXPECT_EQ(nlohmann::json(e)["heldout_limiter"], "memory");
+    // A task scored by one bound has no binding term.
+    const auto single = examine(attempt(2, "fast"), rounds(Kernel{}, kJitters), rounds(Kernel{0.5, 0.5}, kJitters));
+    EXPECT_EQ(single.heldout_limiter, Limiter::none);
+    EXPECT_EQ(single.heldout_sol_seconds, 0.0);
+}
+
 TEST(Gate, WrongAtTheHeldoutSizeFails) {
     Kernel wrong{0.3, 0.3};
     wrong.wrong_heldout = true;

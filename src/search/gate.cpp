@@ -43,6 +43,8 @@ struct SpeedFigure {
     double speedup = 0, spread = 0, spread_log = 0;
     double fraction = 0, seed_fraction = 0;  // geometric means of Phi at the median samples
     double seconds = 0, seed_seconds = 0;    // geometric means of the median times
+    Limiter limiter = Limiter::none;         // multi-class roofline: the first size's binding term
+    double sol_seconds = 0;                  // and its speed-of-light time
     const EvalResult *round = nullptr, *seed_round = nullptr;  // the median samples' rounds (first size)
 };
 
@@ -58,7 +60,10 @@ std::optional<SpeedFigure> speed_figure(const std::vector<const EvalResult*>& se
     for (const auto& label : labels) {
         const Sample s = median_sample(seed, label), c = median_sample(candidate, label);
         if (!s.size || !c.size) return std::nullopt;
-        if (!f.round) f.round = c.round, f.seed_round = s.round;
+        if (!f.round) {
+            f.round = c.round, f.seed_round = s.round;
+            f.limiter = c.size->limiter, f.sol_seconds = c.size->sol_seconds;
+        }
         ratios.push_back(s.size->seconds / c.size->seconds);
         fractions.push_back(c.size->fraction);
         seed_fractions.push_back(s.size->fraction);
@@ -158,6 +163,8 @@ void take_figures(GateExamination& e, const std::optional<SpeedFigure>& in, cons
         e.seed_heldout_fraction = held->seed_fraction;
         e.heldout_seconds = held->seconds;
         e.seed_heldout_seconds = held->seed_seconds;
+        e.heldout_limiter = held->limiter;
+        e.heldout_sol_seconds = held->sol_seconds;
     }
     const SpeedFigure* any = held ? &*held : in ? &*in : nullptr;
     if (any) e.result = *any->round, e.seed_result = *any->seed_round;

@@ -60,12 +60,17 @@ struct GateExamination {
     std::optional<double> heldout_speedup, heldout_speedup_spread;  // at the held-out size
     std::optional<double> heldout_fraction, seed_heldout_fraction;  // Phi at the held-out size
     double heldout_seconds = 0, seed_heldout_seconds = 0;           // median times at the held-out size
+    // Multi-class roofline (the ML pack): the term that bounds the held-out size and its
+    // speed-of-light time, so heldout_fraction = heldout_sol_seconds / heldout_seconds; "none" and 0
+    // for a task scored by a single bound.
+    Limiter heldout_limiter = Limiter::none;
+    double heldout_sol_seconds = 0;
     std::vector<GateRound> rounds;
     EvalResult result, seed_result;  // the rounds that gave the held-out medians (or the failing one)
 };
 KEVO_JSON_FIELDS(GateExamination, iteration, candidate_id, passed, reason, detail, verdict, speedup, speedup_spread,
                  heldout_speedup, heldout_speedup_spread, heldout_fraction, seed_heldout_fraction, heldout_seconds,
-                 seed_heldout_seconds, rounds)
+                 seed_heldout_seconds, heldout_limiter, heldout_sol_seconds, rounds)
 
 struct GateReport {
     RunOutcome outcome = RunOutcome::no_gain;
