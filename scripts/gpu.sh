@@ -247,7 +247,7 @@ if want ml-check; then
         for run in "seed small --check-only" "best small --check-only" "best large"; do
             set -- $run
             timeout 120 $KEVO eval "$task" "tasks/$task/$1.cu" --backend cuda --profile "$2" --sizes all --seed 1 \
-                --timeout 20 --json $3 > "$RES/mlcheck_${task}_$1_$2.json" 2>> "$RES/mlcheck.err" < /dev/null
+                --timeout 20 --json ${3:-} > "$RES/mlcheck_${task}_$1_$2.json" 2>> "$RES/mlcheck.err" < /dev/null
             python3 scripts/ml_check_table.py "$RES/mlcheck_${task}_$1_$2.json"
         done
     done 2>&1 | tee "$OUT/ml-check.txt"
