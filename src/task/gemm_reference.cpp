@@ -5,9 +5,21 @@
 #include <algorithm>
 #include <cassert>
 
+#include <fmt/format.h>
+
 #include "core/parallel.hpp"
 
 namespace kevo {
+
+SizeSpec gemm_size(int64_t m, int64_t n, int64_t k, bool heldout, double device_reference_macs) {
+    SizeSpec s{fmt::format("{}x{}x{}", m, n, k), heldout, {{"M", m}, {"N", n}, {"K", k}}};
+    s.device_reference = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) > device_reference_macs;
+    return s;
+}
+
+GemmDims gemm_dims(const SizeSpec& size) {
+    return {static_cast<size_t>(size.param("M")), static_cast<size_t>(size.param("N")), static_cast<size_t>(size.param("K"))};
+}
 
 std::vector<double> matmul_abt(std::span<const float> a, std::span<const float> b, size_t m, size_t n, size_t k) {
     assert(a.size() == m * k && b.size() == n * k);

@@ -30,13 +30,9 @@ constexpr Bf16Tolerance kTolerance{0, 0x1.0p-13};
 
 enum Stream : uint64_t { a_stream = 1, b_stream = 2, spike_stream = 3, channel_stream = 4, weight_spike_stream = 5 };
 
-SizeSpec size_mnk(int64_t m, int64_t n, int64_t k, bool heldout = false) {
-    SizeSpec s{fmt::format("{}x{}x{}", m, n, k), heldout, {{"M", m}, {"N", n}, {"K", k}}};
-    // A double CPU reference (and the S it needs) beyond ~1e9 multiply-adds takes more than a few
-    // seconds on two cores: the seed on the device gives the reference there.
-    s.device_reference = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) > 1.5e9;
-    return s;
-}
+// A double CPU reference (and the S it needs, a second product) beyond ~1.5e9 multiply-adds takes
+// more than a few seconds on two cores: the seed on the device gives the reference there.
+SizeSpec size_mnk(int64_t m, int64_t n, int64_t k, bool heldout = false) { return gemm_size(m, n, k, heldout, 1.5e9); }
 
 TaskSpec make_spec() {
     TaskSpec s;
@@ -67,12 +63,8 @@ TaskSpec make_spec() {
     return s;
 }
 
-struct Dims {
-    size_t m, n, k;
-};
-Dims dims_of(const SizeSpec& size) {
-    return {static_cast<size_t>(size.param("M")), static_cast<size_t>(size.param("N")), static_cast<size_t>(size.param("K"))};
-}
+using Dims = GemmDims;
+Dims dims_of(const SizeSpec& size) { return gemm_dims(size); }
 
 std::vector<float> absolute(std::vector<float> v) {
     for (float& x : v) x = std::fabs(x);

@@ -38,9 +38,7 @@ enum Stream : uint64_t { a_stream = 1, b_stream = 2, a_factor_stream = 3, b_fact
                          channel_stream = 6, extreme_stream = 7 };
 
 SizeSpec size_of(int64_t m, int64_t n, int64_t k, bool heldout = false) {
-    SizeSpec s{fmt::format("{}x{}x{}", m, n, k), heldout, {{"M", m}, {"N", n}, {"K", k}}};
-    s.device_reference = static_cast<double>(m) * n * k > kDeviceReferenceMacs;
-    return s;
+    return gemm_size(m, n, k, heldout, kDeviceReferenceMacs);
 }
 
 TaskSpec make_spec() {
@@ -75,16 +73,12 @@ TaskSpec make_spec() {
     return s;
 }
 
-struct Shape {
-    size_t m, n, k;
+struct Shape : GemmDims {
     size_t kb() const { return k / kBlock; }
     size_t nb() const { return n / kBlock; }
 };
 
-Shape shape_of(const SizeSpec& size) {
-    return {static_cast<size_t>(size.param("M")), static_cast<size_t>(size.param("N")),
-            static_cast<size_t>(size.param("K"))};
-}
+Shape shape_of(const SizeSpec& size) { return {gemm_dims(size)}; }
 
 // One operand quantised by the recipe: per block, scale = amax / 448 (1 for an all-zero block),
 // q = e4m3(x / scale), saturating.

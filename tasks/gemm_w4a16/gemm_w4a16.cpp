@@ -35,9 +35,7 @@ enum Stream : uint64_t { a_stream = 1, w_stream = 2, spike_stream = 3, channel_s
                          sign_stream = 6, ratio_stream = 7, zero_stream = 8 };
 
 SizeSpec size_of(int64_t m, int64_t n, int64_t k, bool heldout = false) {
-    SizeSpec s{fmt::format("{}x{}x{}", m, n, k), heldout, {{"M", m}, {"N", n}, {"K", k}}};
-    s.device_reference = static_cast<double>(m) * n * k > kDeviceReferenceMacs;
-    return s;
+    return gemm_size(m, n, k, heldout, kDeviceReferenceMacs);
 }
 
 TaskSpec make_spec() {
@@ -72,15 +70,11 @@ TaskSpec make_spec() {
     return s;
 }
 
-struct Shape {
-    size_t m, n, k;
+struct Shape : GemmDims {
     size_t groups() const { return k / kGroup; }
 };
 
-Shape shape_of(const SizeSpec& size) {
-    return {static_cast<size_t>(size.param("M")), static_cast<size_t>(size.param("N")),
-            static_cast<size_t>(size.param("K"))};
-}
+Shape shape_of(const SizeSpec& size) { return {gemm_dims(size)}; }
 
 // The quantised weights: q[n, k] in [-8, 7] and one bf16 scale per (n, group), from fp32 weights by
 // the symmetric recipe s = amax / 7 (rounded to bf16), q = clamp(round(w / s), -8, 7).

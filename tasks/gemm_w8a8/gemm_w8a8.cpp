@@ -31,11 +31,7 @@ constexpr Bf16Tolerance kTolerance{0x1.0p-7, 0};
 enum Stream : uint64_t { a_stream = 1, b_stream = 2, a_scale_stream = 3, b_scale_stream = 4, saturate_stream = 5,
                          row_stream = 6, col_stream = 7 };
 
-SizeSpec size_mnk(int64_t m, int64_t n, int64_t k, bool heldout = false) {
-    SizeSpec s{fmt::format("{}x{}x{}", m, n, k), heldout, {{"M", m}, {"N", n}, {"K", k}}};
-    s.device_reference = static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k) > 2e9;
-    return s;
-}
+SizeSpec size_mnk(int64_t m, int64_t n, int64_t k, bool heldout = false) { return gemm_size(m, n, k, heldout, 2e9); }
 
 TaskSpec make_spec() {
     TaskSpec s;
@@ -64,12 +60,8 @@ TaskSpec make_spec() {
     return s;
 }
 
-struct Dims {
-    size_t m, n, k;
-};
-Dims dims_of(const SizeSpec& size) {
-    return {static_cast<size_t>(size.param("M")), static_cast<size_t>(size.param("N")), static_cast<size_t>(size.param("K"))};
-}
+using Dims = GemmDims;
+Dims dims_of(const SizeSpec& size) { return gemm_dims(size); }
 
 // Symmetric int8 quantisation as SmoothQuant does it: each row scaled by max|x| / 127.
 void quantize_rows(const std::vector<float>& x, size_t rows, size_t cols, std::vector<int8_t>& q, std::vector<float>& scale) {
