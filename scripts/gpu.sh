@@ -68,16 +68,8 @@ if want build; then
     $KEVO devices | tee "$OUT/devices.txt"
 fi
 if want test; then
-    # Tests that judge speed on PoCL's CPU device (a search promoting a faster kernel, the noise
-    # rule, a run killed after its second iteration) measure noise, not kevo, when fifteen other
-    # tests load the same cores: they run in a second pass, one at a time (two at a time on the
-    # H200's 16-core PoCL, a 6x gain drowned in a cv of 100% and the gate rightly kept the seed;
-    # one at a time all 23 passed in 193 s, faster than the 300 s of two at a time).
-    cpu_timed='^(Run|RunGate|RunResume|RunLifecycle|Signals|Ceilings|Noise)[./]'
-    (cd build-gpu && timeout "${KEVO_CTEST_TIMEOUT:-900}" ctest --output-on-failure -E "$cpu_timed" -j"${KEVO_CTEST_JOBS:-8}" 2>&1
-     [ "${KEVO_CTEST_CPU_TIMED:-1}" = 1 ] && timeout "${KEVO_CTEST_TIMEOUT:-900}" ctest --output-on-failure -R "$cpu_timed" -j1 2>&1) > "$OUT/ctest.log"
-    grep -E "tests passed|tests failed|\(Failed\)|\(SEGFAULT\)|\(Timeout\)" "$OUT/ctest.log" | head -40
-    echo "skipped: $(grep -c 'Skipped' "$OUT/ctest.log")"
+    # The whole ctest, resumable: each call runs what has not passed yet (scripts/gpu_ctest.sh says how).
+    scripts/gpu_ctest.sh build-gpu "$OUT" "${KEVO_CTEST_SECONDS:-480}"
 fi
 if want calibrate; then
     { ./build-gpu/reference_ceilings; $KEVO calibrate --backend cuda | tail -6;

@@ -20,6 +20,7 @@
 #include "task/bf16_buffer.hpp"
 #include "task/checks.hpp"
 #include "task/registry.hpp"
+#include "ml_candidates.hpp"
 
 namespace kevo {
 namespace {
@@ -303,26 +304,13 @@ TEST(MlKvCacheWrite, MessageNamesAnUntouchedSlot) {
 // ---------------------------------------------------------------------------------------------
 // the real kernels through PoCL
 
-nlohmann::json eval_small(const std::string& task, const std::string& path, int seed) {
-    const auto r = test::run_kevo({"eval", task, path, "--backend", "opencl", "--profile", "small", "--sizes", "all",
-                                   "--check-only", "--json", "--timeout", "120", "--seed", std::to_string(seed)});
-    auto doc = r.json();
-    EXPECT_TRUE(doc.is_object()) << "stdout is not one JSON document:\n" << r.out << "\nstderr:\n" << r.err;
-    return doc;
-}
-
 // Wrong kernels beyond the suite-wide <task>_slightly_wrong ones.
 class MlBroken : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
 TEST_P(MlBroken, VariantIsIncorrectOnEverySeed) {
     if (!test::has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     const auto& [task, stem] = GetParam();
-    for (int seed = 1; seed <= 2; ++seed) {
-        const auto doc = eval_small(task, test::candidate(stem + ".cl"), seed);
-        ASSERT_TRUE(doc.is_object());
-        ASSERT_EQ(doc["verdict"], "incorrect") << doc.dump(2);
-        EXPECT_FALSE(doc["diagnostics"].get<std::string>().empty());
-    }
+    test::expect_incorrect_on_every_seed(task, stem);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ml, MlBroken,
@@ -334,22 +322,7 @@ INSTANTIATE_TEST_SUITE_P(Ml, MlBroken,
 // with, at every small size and in both trials; printed for the record.
 TEST(MlSeeds, ReportTheirMarginOnPocl) {
     if (!test::has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
-    for (const auto& name : kMlTasks) {
-        const std::string path = ::testing::TempDir() + "ml_seed_" + name + ".cl";
-        std::ofstream(path) << task_file(name, "seed.cl");
-        const auto doc = eval_small(name, path, 1);
-        std::remove(path.c_str());
-        ASSERT_TRUE(doc.is_object());
-        ASSERT_EQ(doc["verdict"], "ok") << name << ": " << doc.dump(2);
-        double smallest = std::numeric_limits<double>::infinity();
-        for (const auto& size : doc["sizes"])
-            for (const auto& t : size["trials"]) {
-                const double error = t["error"].get<double>(), tolerance = t["tolerance"].get<double>();
-                smallest = std::min(smallest, error == 0 ? std::numeric_limits<double>::infinity() : tolerance / error);
-            }
-        std::printf("%s seed.cl: smallest margin %.3g\n", name.c_str(), smallest);
-        EXPECT_GE(smallest, 50) << name;
-    }
+    for (const auto& name : kMlTasks) test::expect_ok_with_margin(name, "seed.cl");
 }
 
 }  // namespace

@@ -20,6 +20,7 @@
 #include "task/bf16_buffer.hpp"
 #include "task/checks.hpp"
 #include "task/registry.hpp"
+#include "ml_candidates.hpp"
 
 namespace kevo {
 namespace {
@@ -281,25 +282,12 @@ TEST(MlAttentionDecode, CheckRejectsAMissingLastTokenOnShortContexts) {
 // ---------------------------------------------------------------------------------------------
 // the real kernels through PoCL
 
-nlohmann::json eval_small(const std::string& task, const std::string& path, int seed) {
-    const auto r = test::run_kevo({"eval", task, path, "--backend", "opencl", "--profile", "small", "--sizes", "all",
-                                   "--check-only", "--json", "--timeout", "120", "--seed", std::to_string(seed)});
-    auto doc = r.json();
-    EXPECT_TRUE(doc.is_object()) << "stdout is not one JSON document:\n" << r.out << "\nstderr:\n" << r.err;
-    return doc;
-}
-
 class MlAttentionBroken : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
 TEST_P(MlAttentionBroken, VariantIsIncorrectOnEverySeed) {
     if (!test::has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     const auto& [task, stem] = GetParam();
-    for (int seed = 1; seed <= 2; ++seed) {
-        const auto doc = eval_small(task, test::candidate(stem + ".cl"), seed);
-        ASSERT_TRUE(doc.is_object());
-        ASSERT_EQ(doc["verdict"], "incorrect") << doc.dump(2);
-        EXPECT_FALSE(doc["diagnostics"].get<std::string>().empty());
-    }
+    test::expect_incorrect_on_every_seed(task, stem);
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -318,22 +306,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(MlAttentionKernels, ReportTheirMarginOnPocl) {
     if (!test::has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     for (const char* name : {"attention_prefill", "attention_decode_paged"})
-        for (const char* kernel : {"seed.cl", "best.cl"}) {
-            const std::string path = ::testing::TempDir() + "ml_attn_" + name + "_" + kernel;
-            std::ofstream(path) << task_file(name, kernel);
-            const auto doc = eval_small(name, path, 1);
-            std::remove(path.c_str());
-            ASSERT_TRUE(doc.is_object());
-            ASSERT_EQ(doc["verdict"], "ok") << name << " " << kernel << ": " << doc.dump(2);
-            double smallest = std::numeric_limits<double>::infinity();
-            for (const auto& size : doc["sizes"])
-                for (const auto& t : size["trials"]) {
-                    const double error = t["error"].get<double>(), tolerance = t["tolerance"].get<double>();
-                    smallest = std::min(smallest, error == 0 ? std::numeric_limits<double>::infinity() : tolerance / error);
-                }
-            std::printf("%s %s: smallest margin %.3g\n", name, kernel, smallest);
-            EXPECT_GE(smallest, 50) << name << " " << kernel;
-        }
+        for (const char* kernel : {"seed.cl", "best.cl"}) test::expect_ok_with_margin(name, kernel);
 }
 
 }  // namespace

@@ -18,6 +18,7 @@
 #include "task/bf16_buffer.hpp"
 #include "task/checks.hpp"
 #include "task/registry.hpp"
+#include "ml_candidates.hpp"
 
 namespace kevo {
 namespace {
@@ -335,25 +336,12 @@ TEST(MlGemmW8a8, OutlierTrialSaturatesAndSpreadsTheScales) {
 // ---------------------------------------------------------------------------------------------
 // the real kernels through PoCL
 
-nlohmann::json eval_small(const std::string& task, const std::string& path, int seed) {
-    const auto r = test::run_kevo({"eval", task, path, "--backend", "opencl", "--profile", "small", "--sizes", "all",
-                                   "--check-only", "--json", "--timeout", "120", "--seed", std::to_string(seed)});
-    auto doc = r.json();
-    EXPECT_TRUE(doc.is_object()) << "stdout is not one JSON document:\n" << r.out << "\nstderr:\n" << r.err;
-    return doc;
-}
-
 class MlGemmBroken : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
 TEST_P(MlGemmBroken, VariantIsIncorrectOnEverySeed) {
     if (!test::has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     const auto& [task, stem] = GetParam();
-    for (int seed = 1; seed <= 2; ++seed) {
-        const auto doc = eval_small(task, test::candidate(stem + ".cl"), seed);
-        ASSERT_TRUE(doc.is_object());
-        ASSERT_EQ(doc["verdict"], "incorrect") << doc.dump(2);
-        EXPECT_FALSE(doc["diagnostics"].get<std::string>().empty());
-    }
+    test::expect_incorrect_on_every_seed(task, stem);
 }
 
 INSTANTIATE_TEST_SUITE_P(Gemm, MlGemmBroken,
@@ -369,22 +357,7 @@ INSTANTIATE_TEST_SUITE_P(Gemm, MlGemmBroken,
 TEST(MlGemmKernels, ReportTheirMarginOnPocl) {
     if (!test::has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     for (const char* name : {"gemm_bf16", "gemm_w8a8"})
-        for (const char* file : {"seed.cl", "best.cl"}) {
-            const std::string path = ::testing::TempDir() + "ml_gemma_" + name + "_" + file;
-            std::ofstream(path) << task_file(name, file);
-            const auto doc = eval_small(name, path, 1);
-            std::remove(path.c_str());
-            ASSERT_TRUE(doc.is_object());
-            ASSERT_EQ(doc["verdict"], "ok") << name << " " << file << ": " << doc.dump(2);
-            double smallest = std::numeric_limits<double>::infinity();
-            for (const auto& size : doc["sizes"])
-                for (const auto& t : size["trials"]) {
-                    const double error = t["error"].get<double>(), tolerance = t["tolerance"].get<double>();
-                    smallest = std::min(smallest, error == 0 ? std::numeric_limits<double>::infinity() : tolerance / error);
-                }
-            std::printf("%s %s: smallest margin %.3g\n", name, file, smallest);
-            EXPECT_GE(smallest, 50) << name << " " << file;
-        }
+        for (const char* file : {"seed.cl", "best.cl"}) test::expect_ok_with_margin(name, file);
 }
 
 }  // namespace

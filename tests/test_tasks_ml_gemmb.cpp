@@ -19,6 +19,7 @@
 #include "task/checks.hpp"
 #include "task/gemm_reference.hpp"
 #include "task/registry.hpp"
+#include "ml_candidates.hpp"
 
 namespace kevo {
 namespace {
@@ -380,25 +381,12 @@ TEST(GemmFp8Block, TheReferenceIsExactWhereFloatDequantisationIsNot) {
 // ---------------------------------------------------------------------------------------------
 // the real wrong kernels through PoCL
 
-nlohmann::json eval_small(const std::string& task, const std::string& path, int seed) {
-    const auto r = test::run_kevo({"eval", task, path, "--backend", "opencl", "--profile", "small", "--sizes", "all",
-                                   "--check-only", "--json", "--timeout", "120", "--seed", std::to_string(seed)});
-    auto doc = r.json();
-    EXPECT_TRUE(doc.is_object()) << "stdout is not one JSON document:\n" << r.out << "\nstderr:\n" << r.err;
-    return doc;
-}
-
 class GemmQuantBroken : public ::testing::TestWithParam<std::pair<std::string, std::string>> {};
 
 TEST_P(GemmQuantBroken, VariantIsIncorrectOnEverySeed) {
     if (!test::has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     const auto& [task, stem] = GetParam();
-    for (int seed = 1; seed <= 2; ++seed) {
-        const auto doc = eval_small(task, test::candidate(stem + ".cl"), seed);
-        ASSERT_TRUE(doc.is_object());
-        ASSERT_EQ(doc["verdict"], "incorrect") << doc.dump(2);
-        EXPECT_FALSE(doc["diagnostics"].get<std::string>().empty());
-    }
+    test::expect_incorrect_on_every_seed(task, stem);
 }
 
 INSTANTIATE_TEST_SUITE_P(

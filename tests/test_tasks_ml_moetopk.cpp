@@ -20,6 +20,7 @@
 #include "task/bf16_buffer.hpp"
 #include "task/checks.hpp"
 #include "task/registry.hpp"
+#include "ml_candidates.hpp"
 
 namespace kevo {
 namespace {
@@ -387,15 +388,7 @@ class MlMoeTopkBroken : public ::testing::TestWithParam<std::pair<std::string, s
 TEST_P(MlMoeTopkBroken, VariantIsIncorrectOnEverySeed) {
     if (!test::has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     const auto& [task, stem] = GetParam();
-    for (int seed = 1; seed <= 2; ++seed) {
-        const auto r = test::run_kevo({"eval", task, test::candidate(stem + ".cl"), "--backend", "opencl", "--profile", "small",
-                                       "--sizes", "all", "--check-only", "--json", "--timeout", "120", "--seed",
-                                       std::to_string(seed)});
-        const auto doc = r.json();
-        ASSERT_TRUE(doc.is_object()) << r.out << "\n" << r.err;
-        ASSERT_EQ(doc["verdict"], "incorrect") << doc.dump(2);
-        EXPECT_FALSE(doc["diagnostics"].get<std::string>().empty());
-    }
+    test::expect_incorrect_on_every_seed(task, stem);
 }
 
 INSTANTIATE_TEST_SUITE_P(Ml, MlMoeTopkBroken,

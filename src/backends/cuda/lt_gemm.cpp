@@ -58,6 +58,15 @@ std::string extent(const GemmDims& d) {
     return fmt::format("{}x{}x{}", d.m, d.n, d.k);
 }
 
+// Points the descriptor's A and B scales at the block-scale buffers; 0 when cuBLASLt accepts them.
+int set_scale_pointers(const CublasLtApi& lt, CublasLtApi::Handle op, CUdeviceptr scale_a, CUdeviceptr scale_b) {
+    const void* sa = reinterpret_cast<const void*>(static_cast<uintptr_t>(scale_a));
+    const void* sb = reinterpret_cast<const void*>(static_cast<uintptr_t>(scale_b));
+    int r = lt.cublasLtMatmulDescSetAttribute(op, CublasLtApi::kDescAScalePointer, &sa, sizeof sa);
+    if (r == 0) r = lt.cublasLtMatmulDescSetAttribute(op, CublasLtApi::kDescBScalePointer, &sb, sizeof sb);
+    return r;
+}
+
 }  // namespace
 
 void LtGemm::destroy(const CublasLtApi& lt, Plan& p) {
@@ -67,7 +76,8 @@ void LtGemm::destroy(const CublasLtApi& lt, Plan& p) {
     p = Plan{};
 }
 
-Expected<const LtGemm::Plan*> LtGemm::plan(const CublasLtApi& lt, VendorRoutine routine, const GemmDims& dims) {
+Expected<const LtGemm::Plan*> LtGemm::plan(const CublasLtApi& lt, VendorRoutine routine, const GemmDims& dims,
+                                           CUdeviceptr scale_a, CUdeviceptr scale_b) {
     const Key key{routine, dims.m, dims.n, dims.k};
     if (auto it = plans_.find(key); it != plans_.end()) return &it->second;
     const char* what = vendor_routine_name(routine);
@@ -105,10 +115,12 @@ Expected<const LtGemm::Plan*> LtGemm::plan(const CublasLtApi& lt, VendorRoutine 
         return failed("creating the descriptors", r);
     }
     if (block_scaled) {
-        // The modes decide which kernels the heuristic may offer; the pointers are set per call.
+        // The modes decide which kernels the heuristic may offer. The pointers are set here too (the
+        // heuristic validates them against the modes) and again per call (enqueue).
         const int32_t mode_a = CublasLtApi::kScaleBlk128x128_32F, mode_b = CublasLtApi::kScaleVec128_32F;
         r = lt.cublasLtMatmulDescSetAttribute(p.op, CublasLtApi::kDescAScaleMode, &mode_a, sizeof mode_a);
         if (r == 0) r = lt.cublasLtMatmulDescSetAttribute(p.op, CublasLtApi::kDescBScaleMode, &mode_b, sizeof mode_b);
+        if (r == 0) r = set_scale_pointers(lt, p.op, scale_a, scale_b);
         if (r != 0) {
             destroy(lt, p);
             return make_error(fmt::format("cuBLASLt {} refuses the BLK128x128_32F / VEC128_32F scale modes (cublasStatus {})",
@@ -138,16 +150,13 @@ Expected<void> LtGemm::enqueue(VendorRoutine routine, const GemmDims& dims, CUde
     std::string why;
     const CublasLtApi* lt = load_cublaslt(why);
     if (!lt) return make_error(why);
-    auto p = plan(*lt, routine, dims);
+    auto p = plan(*lt, routine, dims, scale_a, scale_b);
     if (!p) return p.error();
     auto ptr = [](CUdeviceptr x) { return reinterpret_cast<void*>(static_cast<uintptr_t>(x)); };
     if (routine == VendorRoutine::gemm_fp8_block) {
-        const void* sa = ptr(scale_a);
-        const void* sb = ptr(scale_b);
-        int r = lt->cublasLtMatmulDescSetAttribute((*p)->op, CublasLtApi::kDescAScalePointer, &sa, sizeof sa);
-        if (r == 0) r = lt->cublasLtMatmulDescSetAttribute((*p)->op, CublasLtApi::kDescBScalePointer, &sb, sizeof sb);
-        if (r != 0) return make_error(fmt::format("cuBLASLt {}: setting the scale pointers failed with cublasStatus {}",
-                                                  vendor_routine_name(routine), r));
+        if (int r = set_scale_pointers(*lt, (*p)->op, scale_a, scale_b); r != 0)
+            return make_error(fmt::format("cuBLASLt {}: setting the scale pointers failed with cublasStatus {}",
+                                          vendor_routine_name(routine), r));
     }
     const float alpha_f = 1, beta_f = 0;
     const int32_t alpha_i = 1, beta_i = 0;

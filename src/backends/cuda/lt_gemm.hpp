@@ -55,7 +55,10 @@ private:
         CublasLtApi::Algo algo{};
     };
     using Key = std::tuple<VendorRoutine, uint64_t, uint64_t, uint64_t>;
-    Expected<const Plan*> plan(const CublasLtApi& lt, VendorRoutine routine, const GemmDims& dims);
+    // The plan for one (routine, shape); a block-scaled one is asked of the heuristic with its scale
+    // pointers already set (cuBLASLt refuses, status 7, a vector or block scale mode without them).
+    Expected<const Plan*> plan(const CublasLtApi& lt, VendorRoutine routine, const GemmDims& dims, CUdeviceptr scale_a,
+                               CUdeviceptr scale_b);
     void destroy(const CublasLtApi& lt, Plan& plan);
 
     const DriverApi& api_;
