@@ -115,8 +115,8 @@ Expected<const LtGemm::Plan*> LtGemm::plan(const CublasLtApi& lt, VendorRoutine 
         return failed("creating the descriptors", r);
     }
     if (block_scaled) {
-        // The modes decide which kernels the heuristic may offer. The pointers are set here too (the
-        // heuristic validates them against the modes) and again per call (enqueue).
+        // The modes decide which kernels the heuristic may offer. The pointers are set before the
+        // query too (see plan() in the header) and again per call (enqueue), as buffers change.
         const int32_t mode_a = CublasLtApi::kScaleBlk128x128_32F, mode_b = CublasLtApi::kScaleVec128_32F;
         r = lt.cublasLtMatmulDescSetAttribute(p.op, CublasLtApi::kDescAScaleMode, &mode_a, sizeof mode_a);
         if (r == 0) r = lt.cublasLtMatmulDescSetAttribute(p.op, CublasLtApi::kDescBScaleMode, &mode_b, sizeof mode_b);
