@@ -38,6 +38,13 @@ run_group() {
         ctest --output-on-failure -j"$jobs" -I "0,0,0,$numbers") > "$log" 2>&1
 }
 
+# ctest starts the costliest tests first when it knows their costs; a fresh machine has none, so it
+# is given the seconds each test took on the H200 (scripts/gpu_ctest_costs.txt, ctest's own
+# CTestCostData format, from the 2 December 2026 run; the two it never finished are put at 600 s).
+# Without it the long tests (a killed sweep, a killed study, 300 s each) start last and miss the call.
+mkdir -p "$build/Testing/Temporary"
+[ -s "$build/Testing/Temporary/CTestCostData.txt" ] || cp "$(dirname "$0")/gpu_ctest_costs.txt" "$build/Testing/Temporary/CTestCostData.txt"
+
 cores=$(nproc)
 if [ "$cores" -lt 8 ]; then
     echo "gpu_ctest: $cores cores; this split needs at least 8 (run ctest directly)" >&2
