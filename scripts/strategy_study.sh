@@ -2,7 +2,8 @@
 # The strategy comparison of issue 11: the study docs/study-strategies/strategies.toml (tuner x
 # three strategies x three seeds, 24 evaluations each) plus one exhaustive run per task (all 48
 # points of its space, the same evaluation settings), in one SQLite store; then the comparison
-# table (scripts/strategy_comparison.py), the study's HTML report and its CSV tables.
+# table (scripts/strategy_comparison.py), the same re-timed side by side (scripts/strategy_retime.py),
+# the study's HTML report and its CSV tables.
 # Usage: scripts/strategy_study.sh KEVO OUT_DIR [DEADLINE_S]  (everything stops by the deadline;
 # running it again with the same OUT_DIR finishes the study: sweep resumes, exhaustive runs resume)
 set -uo pipefail
@@ -35,4 +36,12 @@ $KEVO export --all --db "$DB" --csv "$OUT/csv" > /dev/null
 spaces=()
 for t in "${TASKS[@]}"; do spaces+=(--space "$t=$HERE/kernels/$t.cu"); done
 python3 scripts/strategy_comparison.py "$OUT/csv" "${spaces[@]}" | tee "$OUT/comparison.md"
+# The points the runs found and the exhaustive best point, re-timed side by side (scripts/strategy_retime.py).
+retime_s=$(( $(left) + 30 ))
+if [ "$retime_s" -ge 60 ]; then
+    timeout "$retime_s" python3 scripts/strategy_retime.py "$OUT/csv" --kevo "$KEVO" "${spaces[@]}" \
+        --rounds "${STRATEGY_RETIME_ROUNDS:-3}" --json "$OUT/retime.json" | tee "$OUT/retime.md"
+else
+    echo "no time left for the side-by-side re-timing (${retime_s} s); run this script again" | tee "$OUT/retime.md"
+fi
 $KEVO report --study latest --db "$DB" --html "$OUT/strategies.html"
