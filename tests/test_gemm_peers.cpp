@@ -7,13 +7,17 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <map>
 
+#include "backend/registry.hpp"
 #include "backends/cuda/lt_gemm.hpp"
 #include "bench/gemm_peer_layout.hpp"
 #include "bench/gemm_peers.hpp"
 #include "bench/peer_checks.hpp"
 #include "core/dtypes.hpp"
 #include "core/rng.hpp"
+#include "eval/cache_flusher.hpp"
+#include "task/registry.hpp"
 #include "task/gemm_reference.hpp"
 
 #if __has_include(<cublasLt.h>) && __has_include(<cuda.h>)
@@ -83,13 +87,50 @@ TEST(GemmPeerLayout, BlockScalingNeedsCuBlasLt129) {
     EXPECT_NE(why.find("12.9"), std::string::npos) << why;
 }
 
-TEST(GemmPeers, TheThreeGemmTasksHavePeers) {
-    for (const char* task : {"gemm_bf16", "gemm_w8a8", "gemm_fp8_block"}) {
-        EXPECT_TRUE(is_gemm_peer_task(task)) << task;
-        EXPECT_TRUE(task_has_peers(task)) << task;
+// Each task names its peers in its own folder; every name is one the peer table knows.
+TEST(GemmPeers, TasksDeclareTheirPeersByNamesThePeerTableKnows) {
+    const std::map<std::string, std::vector<std::string>> expected = {
+        {"gemm_bf16", {"cublaslt_bf16"}},       {"gemm_w8a8", {"cublaslt_int8"}},
+        {"gemm_fp8_block", {"cublaslt_fp8_block"}}, {"fft3d", {"cufft_c2c"}},
+        {"saxpy", {"cublas_saxpy", "vectorised_axpy"}}};
+    for (const auto& name : task_names()) {
+        auto task = make_task(name);
+        ASSERT_TRUE(task) << name;
+        const auto& peers = (*task)->spec().peers;
+        for (const auto& peer : peers) EXPECT_TRUE(is_peer_name(peer)) << name << " names unknown peer " << peer;
+        const auto it = expected.find(name);
+        EXPECT_EQ(peers, it == expected.end() ? std::vector<std::string>{} : it->second) << name;
     }
-    EXPECT_FALSE(is_gemm_peer_task("gemm_w4a16"));
-    EXPECT_TRUE(task_has_peers("saxpy"));
+    EXPECT_FALSE(is_peer_name("cublaslt_bf17"));
+    EXPECT_EQ(peer_names().size(), 6u);
+}
+
+// On PoCL: saxpy's two peers in the order it declares them (cuBLAS cannot run on OpenCL and says
+// why; the vectorised kernel runs and its output is checked), and a name the table lacks is a peer
+// that did not run, naming the names it knows.
+TEST(GemmPeers, DeclaredPeersRunInOrderAndAnUnknownNameSaysSo) {
+    auto backend = make_backend("opencl");
+    if (!backend || backend->probe().empty()) GTEST_SKIP() << "no OpenCL device";
+    auto device = backend->open(0);
+    ASSERT_TRUE(device) << device.error().message;
+    CacheFlusher flusher(**device);
+    auto saxpy = make_task("saxpy");
+    ASSERT_TRUE(saxpy);
+    TaskSpec spec = (*saxpy)->spec();
+    const SizeSpec& size = spec.profiles.at("small").at(0);
+    const auto peers = time_peers(**device, flusher, spec, size, 1, 3);
+    ASSERT_EQ(peers.size(), 2u);
+    EXPECT_EQ(peers[0].name, "cuBLAS saxpy");
+    EXPECT_FALSE(peers[0].ran());
+    EXPECT_EQ(peers[1].name, "vectorised kernel");
+    EXPECT_TRUE(peers[1].right()) << peers[1].error << peers[1].check;
+    EXPECT_GT(peers[1].seconds, 0);
+    spec.peers = {"cublaslt_bf17"};
+    const auto unknown = time_peers(**device, flusher, spec, size, 1, 3);
+    ASSERT_EQ(unknown.size(), 1u);
+    EXPECT_FALSE(unknown[0].ran());
+    EXPECT_NE(unknown[0].error.find("'cublaslt_bf17'"), std::string::npos) << unknown[0].error;
+    EXPECT_NE(unknown[0].error.find("cublaslt_bf16"), std::string::npos) << unknown[0].error;
 }
 
 // ---------------------------------------------------------------------------------------------

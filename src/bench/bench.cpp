@@ -213,18 +213,18 @@ private:
             }
             bt.seed = std::move(*seed);
             const auto& sizes = (*task)->spec().profiles.at(options_.profile);
-            fill_bench_sizes(bt, sizes, time_task_peers(bt.task, sizes));
+            fill_bench_sizes(bt, sizes, time_task_peers((*task)->spec(), sizes));
             if (auto saved = save(); !saved) return saved.error();
         }
         if (callbacks_.task_done) callbacks_.task_done(bt);
         return {};
     }
 
-    std::map<std::string, std::vector<PeerTiming>> time_task_peers(const std::string& task, const std::vector<SizeSpec>& sizes) {
+    std::map<std::string, std::vector<PeerTiming>> time_task_peers(const TaskSpec& spec, const std::vector<SizeSpec>& sizes) {
         std::map<std::string, std::vector<PeerTiming>> peers;
-        if (!options_.peers || !task_has_peers(task)) return peers;
+        if (!options_.peers || spec.peers.empty()) return peers;
         for (const auto& size : sizes) {
-            progress(fmt::format("{}: peers at {}", task, size.label));
+            progress(fmt::format("{}: peers at {}", spec.name, size.label));
             auto device = callbacks_.peer_device();
             if (!device) {
                 PeerTiming failed;
@@ -234,7 +234,7 @@ private:
                 continue;
             }
             if (!flusher_) flusher_ = std::make_unique<CacheFlusher>(**device);
-            peers[size.label] = time_peers(**device, *flusher_, task, size, options_.warmup, options_.repeat);
+            peers[size.label] = time_peers(**device, *flusher_, spec, size, options_.warmup, options_.repeat);
         }
         return peers;
     }

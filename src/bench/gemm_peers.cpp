@@ -142,24 +142,19 @@ const char* peer_name(VendorRoutine routine) {
     }
 }
 
-GemmPeerInputs inputs_for(const std::string& task, const TaskGemm& t) {
-    if (task == "gemm_w8a8") return int8_inputs(t);
-    if (task == "gemm_fp8_block") return fp8_block_inputs(t);
-    return bf16_inputs(t);
+GemmPeerInputs inputs_for(VendorRoutine routine, const TaskGemm& t) {
+    switch (routine) {
+        case VendorRoutine::gemm_int8: return int8_inputs(t);
+        case VendorRoutine::gemm_fp8_block: return fp8_block_inputs(t);
+        default: return bf16_inputs(t);
+    }
 }
 
 }  // namespace
 
-bool is_gemm_peer_task(const std::string& task) {
-    return task == "gemm_bf16" || task == "gemm_w8a8" || task == "gemm_fp8_block";
-}
-
-PeerTiming time_gemm_peer(Device& device, CacheFlusher& flusher, const std::string& task, const SizeSpec& size, int warmup,
+PeerTiming time_gemm_peer(Device& device, CacheFlusher& flusher, VendorRoutine routine, const SizeSpec& size, int warmup,
                           int repeat) {
     const TaskGemm t = task_gemm(size);
-    const VendorRoutine routine = task == "gemm_w8a8"        ? VendorRoutine::gemm_int8
-                                  : task == "gemm_fp8_block" ? VendorRoutine::gemm_fp8_block
-                                                             : VendorRoutine::gemm_bf16;
     PeerTiming peer;
     peer.name = peer_name(routine);
     auto library = device.vendor_library(routine);
@@ -168,7 +163,7 @@ PeerTiming time_gemm_peer(Device& device, CacheFlusher& flusher, const std::stri
         return peer;
     }
     peer.library = *library;
-    const GemmPeerInputs in = inputs_for(task, t);
+    const GemmPeerInputs in = inputs_for(routine, t);
     ScopedBuffers buffers(device);
     const std::vector<std::byte> poison(in.output_bytes, std::byte{0xFF});  // NaN in bf16, -1 in int32
     auto a = buffers.upload(in.a.data(), in.a.size());

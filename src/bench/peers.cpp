@@ -2,6 +2,7 @@
 #include "bench/peers.hpp"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <functional>
 #include <optional>
@@ -111,29 +112,81 @@ PeerTiming vectorised_axpy_peer(Device& device, CacheFlusher& flusher, uint64_t 
 
 }  // namespace
 
-bool task_has_peers(const std::string& task) { return task == "fft3d" || task == "saxpy" || is_gemm_peer_task(task); }
+namespace {
 
-std::vector<PeerTiming> time_peers(Device& device, CacheFlusher& flusher, const std::string& task, const SizeSpec& size,
+using PeerFunction = PeerTiming (*)(Device&, CacheFlusher&, const SizeSpec&, int warmup, int repeat);
+
+PeerTiming cufft_c2c(Device& device, CacheFlusher& flusher, const SizeSpec& size, int warmup, int repeat) {
+    const auto n = static_cast<uint64_t>(size.param("n"));
+    const auto data = normal_data(2 * n * n * n, 1);
+    VendorCall call{VendorRoutine::fft3d_c2c, n};
+    const auto check = [&](const std::vector<float>& out) { return check_fft3d(data, out, n); };
+    return vendor_peer(device, flusher, "cuFFT", call, data, data, check, warmup, repeat);
+}
+
+PeerTiming cublas_saxpy(Device& device, CacheFlusher& flusher, const SizeSpec& size, int warmup, int repeat) {
+    const auto n = static_cast<uint64_t>(size.param("n"));
+    const auto x = normal_data(n, 1), y = normal_data(n, 2);
+    VendorCall call{VendorRoutine::saxpy, n, {}, {}, kPeerAlpha};
+    const auto check = [&](const std::vector<float>& y_out) { return check_axpy(x, y, kPeerAlpha, y_out); };
+    return vendor_peer(device, flusher, "cuBLAS saxpy", call, x, y, check, warmup, repeat);
+}
+
+PeerTiming vectorised_axpy(Device& device, CacheFlusher& flusher, const SizeSpec& size, int warmup, int repeat) {
+    const auto n = static_cast<uint64_t>(size.param("n"));
+    return vectorised_axpy_peer(device, flusher, n, normal_data(n, 1), normal_data(n, 2), warmup, repeat);
+}
+
+template <VendorRoutine Routine>
+PeerTiming cublaslt_gemm(Device& device, CacheFlusher& flusher, const SizeSpec& size, int warmup, int repeat) {
+    return time_gemm_peer(device, flusher, Routine, size, warmup, repeat);
+}
+
+// The peer table: a new peer is one entry here and its function (in this file or its own).
+const std::vector<std::pair<std::string, PeerFunction>>& peer_table() {
+    static const std::vector<std::pair<std::string, PeerFunction>> table = {
+        {"cufft_c2c", cufft_c2c},
+        {"cublas_saxpy", cublas_saxpy},
+        {"vectorised_axpy", vectorised_axpy},
+        {"cublaslt_bf16", cublaslt_gemm<VendorRoutine::gemm_bf16>},
+        {"cublaslt_int8", cublaslt_gemm<VendorRoutine::gemm_int8>},
+        {"cublaslt_fp8_block", cublaslt_gemm<VendorRoutine::gemm_fp8_block>},
+    };
+    return table;
+}
+
+PeerFunction find_peer(const std::string& name) {
+    for (const auto& [known, function] : peer_table())
+        if (known == name) return function;
+    return nullptr;
+}
+
+}  // namespace
+
+std::vector<std::string> peer_names() {
+    std::vector<std::string> names;
+    for (const auto& [name, function] : peer_table()) names.push_back(name);
+    return names;
+}
+
+bool is_peer_name(const std::string& name) { return find_peer(name) != nullptr; }
+
+std::vector<PeerTiming> time_peers(Device& device, CacheFlusher& flusher, const TaskSpec& spec, const SizeSpec& size,
                                    int warmup, int repeat) {
     // Peers are timed here, in the parent, so they take the device's lease here (device_lease.hpp);
     // one that cannot be taken leaves the timing as it was before there were leases.
     const auto lease = DeviceLease::acquire(device.info());
     std::vector<PeerTiming> peers;
-    if (task == "fft3d") {
-        const auto n = static_cast<uint64_t>(size.param("n"));
-        const auto data = normal_data(2 * n * n * n, 1);
-        VendorCall call{VendorRoutine::fft3d_c2c, n};
-        const auto check = [&](const std::vector<float>& out) { return check_fft3d(data, out, n); };
-        peers.push_back(vendor_peer(device, flusher, "cuFFT", call, data, data, check, warmup, repeat));
-    } else if (task == "saxpy") {
-        const auto n = static_cast<uint64_t>(size.param("n"));
-        const auto x = normal_data(n, 1), y = normal_data(n, 2);
-        VendorCall call{VendorRoutine::saxpy, n, {}, {}, kPeerAlpha};
-        const auto check = [&](const std::vector<float>& y_out) { return check_axpy(x, y, kPeerAlpha, y_out); };
-        peers.push_back(vendor_peer(device, flusher, "cuBLAS saxpy", call, x, y, check, warmup, repeat));
-        peers.push_back(vectorised_axpy_peer(device, flusher, n, x, y, warmup, repeat));
-    } else if (is_gemm_peer_task(task)) {
-        peers.push_back(time_gemm_peer(device, flusher, task, size, warmup, repeat));
+    for (const auto& name : spec.peers) {
+        if (const PeerFunction function = find_peer(name)) {
+            peers.push_back(function(device, flusher, size, warmup, repeat));
+            continue;
+        }
+        PeerTiming unknown;
+        unknown.name = name;
+        unknown.error = fmt::format("task {} names peer '{}', which kevo does not know (known: {})", spec.name, name,
+                                    fmt::join(peer_names(), ", "));
+        peers.push_back(unknown);
     }
     return peers;
 }

@@ -1,7 +1,8 @@
-// Peers of suite tasks, timed on the same device with the same protocol as the task's kernels
-// (warm-ups, then timed calls each after a cache flush; the median counts): fft3d against the
-// vendor FFT, saxpy against the vendor BLAS axpy and a plain vectorised kernel, the ML pack's GEMMs
-// against cuBLASLt at the task's shape (gemm_peers.hpp). Each peer's output
+// Peers of tasks, timed on the same device with the same protocol as the task's kernels
+// (warm-ups, then timed calls each after a cache flush; the median counts). A task names its peers
+// in its own folder (TaskSpec::peers); the table in peers.cpp maps each name to its implementation:
+// the vendor FFT (fft3d), the vendor BLAS axpy and a plain vectorised kernel (saxpy), cuBLASLt at the
+// task's shape for the ML pack's GEMMs (gemm_peers.hpp). Each peer's output
 // is checked after its timing (peer_checks.hpp). A peer that cannot run here (no vendor library on
 // this backend) is reported with the reason, never dropped silently.
 #pragma once
@@ -26,10 +27,13 @@ struct PeerTiming {
     bool right() const { return ran() && check == "ok"; }
 };
 
-bool task_has_peers(const std::string& task);
+// The names of the peer table, in order: what a task may list in TaskSpec::peers.
+std::vector<std::string> peer_names();
+bool is_peer_name(const std::string& name);
 
-// Every peer of `task` at `size`, in a fixed order. Environment faults of one peer become its error.
-std::vector<PeerTiming> time_peers(Device& device, CacheFlusher& flusher, const std::string& task, const SizeSpec& size,
+// Every peer the task declares (spec.peers), timed at `size`, in the order declared. Environment
+// faults of one peer become its error; a name the table lacks is a peer that did not run, saying so.
+std::vector<PeerTiming> time_peers(Device& device, CacheFlusher& flusher, const TaskSpec& spec, const SizeSpec& size,
                                    int warmup, int repeat);
 
 }  // namespace kevo

@@ -47,6 +47,9 @@ struct TaskSpec {
     Bound bound = Bound::bandwidth;
     std::string model;       // "8 B per cell per step"
     std::string tolerance;   // human-readable check rule
+    // What `kevo bench` times beside the task's kernels at each size, by the names of the peer table
+    // (src/bench/peers.cpp: "cufft_c2c", "cublas_saxpy", "vectorised_axpy", "cublaslt_bf16", ...).
+    std::vector<std::string> peers;
     std::vector<KernelSpec> kernels;
     std::map<std::string, std::vector<SizeSpec>> profiles;  // "small" | "paper" | "large"
 };

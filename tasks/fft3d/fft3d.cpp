@@ -36,6 +36,7 @@ TaskSpec make_spec() {
     s.name = "fft3d";
     s.regime = "R6 data shuffle / butterfly";
     s.category = "data shuffle / butterfly";
+    s.peers = {"cufft_c2c"};
     s.order = 80;
     s.bound = Bound::bandwidth;
     s.model = "48 B per cell for the whole transform (three passes, each reading and writing 8 B per cell); "

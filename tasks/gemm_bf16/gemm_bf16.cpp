@@ -40,6 +40,7 @@ TaskSpec make_spec() {
     s.regime = "ML gemm";
     s.pack = "ml";
     s.category = "gemm";
+    s.peers = {"cublaslt_bf16"};
     s.order = 110;
     s.bound = Bound::compute;
     s.model = "W = 2MNK bf16 tensor-core FLOPs; Q = 2(MK + NK + MN) B (read A and B, write C; bf16)";

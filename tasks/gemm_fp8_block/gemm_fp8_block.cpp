@@ -47,6 +47,7 @@ TaskSpec make_spec() {
     s.regime = "ML gemm";
     s.pack = "ml";
     s.category = "gemm";
+    s.peers = {"cublaslt_fp8_block"};
     s.order = 113;
     s.bound = Bound::compute;
     s.model = "W = 2MNK (fp8 tensor class); Q = MK + NK + 4MK/128 + 4NK/16384 + 2MN bytes (A, B, their fp32 block "

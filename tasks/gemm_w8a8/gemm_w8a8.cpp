@@ -39,6 +39,7 @@ TaskSpec make_spec() {
     s.regime = "ML gemm";
     s.pack = "ml";
     s.category = "gemm";
+    s.peers = {"cublaslt_int8"};
     s.order = 111;
     s.bound = Bound::compute;
     s.model = "W = 2MNK int8 tensor-core ops; Q = MK + NK + 4(M + N) + 2MN B (int8 A and B, fp32 scales, bf16 C)";

@@ -28,6 +28,7 @@ TaskSpec make_spec() {
     s.name = "saxpy";
     s.regime = "R0 smoke";
     s.category = "smoke";
+    s.peers = {"cublas_saxpy", "vectorised_axpy"};
     s.order = 0;
     s.bound = Bound::bandwidth;
     s.model = "12 B per element (read x, read y, write y)";
