@@ -6,6 +6,9 @@
 #        [tensor-ceilings] [ml-check] [bench-ml]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
+# `scripts/gpu.sh build test` runs the whole ctest within KEVO_CTEST_SECONDS (default 480), and
+# `scripts/gpu.sh test` issued at once on the still-warm machine runs only what has not passed
+# (scripts/gpu_ctest.sh); two such calls finish it.
 # `scripts/gpu.sh build bench` is the rerunnable H200 benchmark: kevo bench (every best-known kernel
 # checked at every size of every profile, then seeds and best kernels timed at the large profile
 # beside cuFFT / cuBLAS / a vectorised kernel), then kevo's evaluation overhead against the Python
