@@ -24,7 +24,7 @@ struct BenchOptions {
     std::vector<std::string> tasks;           // empty: the whole suite, in suite order
     std::string profile = "large";            // the timed profile
     std::vector<std::string> check_profiles;  // best kernels checked here first (every size)
-    int warmup = 3, repeat = 10;
+    int warmup = EvalRequest{}.warmup, repeat = EvalRequest{}.repeat;  // the evaluation's defaults
     double timeout_s = 600;                   // per evaluation
     uint64_t seed = 1;                        // correctness inputs (fixed: reruns compare)
     bool peers = true;

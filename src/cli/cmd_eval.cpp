@@ -17,11 +17,15 @@ namespace kevo::cli {
 
 namespace {
 
+// The evaluation's defaults live in EvalRequest (eval/eval_types.hpp); the CLI takes them from there.
+const EvalRequest kEvalDefaults{};
+
 struct EvalOptions {
     DeviceOptions device;
     std::string task, file, profile, sizes = "in", roofline = "static", arch, reference = "auto";
-    int warmup = 3, repeat = 10, max_repeat = EvalRequest{}.max_repeat;
-    double timeout = 60, compile_timeout = 60, noise_cv = EvalRequest{}.noise_cv;
+    int warmup = kEvalDefaults.warmup, repeat = kEvalDefaults.repeat, max_repeat = kEvalDefaults.max_repeat;
+    double timeout = kEvalDefaults.timeout_s, compile_timeout = kEvalDefaults.compile_timeout_s,
+           noise_cv = kEvalDefaults.noise_cv;
     std::vector<std::string> defines;
     uint64_t seed = 0;
     bool seed_given = false, json = false, check_only = false, compile_only = false;
@@ -115,8 +119,8 @@ void setup_eval(CLI::App& app, int& exit_code) {
     add_profile_option(*cmd, o->profile);
     add_json_option(*cmd, o->json);
     cmd->add_option("--sizes", o->sizes, "in (default), heldout or all")->check(CLI::IsMember({"in", "heldout", "all"}));
-    cmd->add_option("--warmup", o->warmup, "untimed runs before timing (default 3)")->check(CLI::Range(0, 1000));
-    cmd->add_option("--repeat", o->repeat, "timed runs per size (default 10)")->check(CLI::Range(1, 10000));
+    cmd->add_option("--warmup", o->warmup, "untimed runs before timing")->capture_default_str()->check(CLI::Range(0, 1000));
+    cmd->add_option("--repeat", o->repeat, "timed runs per size")->capture_default_str()->check(CLI::Range(1, 10000));
     cmd->add_option("--max-repeat", o->max_repeat,
                     "timed runs per size at most: while a size's cv is above --noise-cv, rounds of --repeat runs are "
                     "added up to this (and 2 s)")
@@ -125,8 +129,11 @@ void setup_eval(CLI::App& app, int& exit_code) {
     cmd->add_option("--noise-cv", o->noise_cv, "a size whose cv stays above this is reported noisy")
         ->capture_default_str()
         ->check(finite_range(0.0, 10.0));
-    cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds (default 60)")->check(finite_range(0.1, 86400.0));
-    cmd->add_option("--compile-timeout", o->compile_timeout, "compilation deadline in seconds (default 60)")
+    cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds")
+        ->capture_default_str()
+        ->check(finite_range(0.1, 86400.0));
+    cmd->add_option("--compile-timeout", o->compile_timeout, "compilation deadline in seconds")
+        ->capture_default_str()
         ->check(finite_range(0.1, 86400.0));
     cmd->add_option("--roofline", o->roofline, "static (device peak, default) or workload (bandwidth at the working set)")
         ->check(CLI::IsMember({"static", "workload"}));

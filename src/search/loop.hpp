@@ -41,8 +41,8 @@ struct RunOptions {
     int gate_top = 3;               // kernels of the population the gate examines, best first, before the seed
     int islands = 4;                // islands: how many populations
     int migration_every = 5;        // islands: proposals between migrations of the best along the ring (0: never)
-    int warmup = 3, repeat = 10;
-    double timeout_s = 60;
+    int warmup = EvalRequest{}.warmup, repeat = EvalRequest{}.repeat;  // the evaluation's defaults
+    double timeout_s = EvalRequest{}.timeout_s;
     RooflineMode roofline = RooflineMode::static_peak;
     uint64_t seed = 0;              // proposer randomness and correctness inputs
     std::string output_dir;         // where best.<suffix> is written (a folder per run inside)
