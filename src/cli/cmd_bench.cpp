@@ -103,7 +103,7 @@ int run(BenchCliOptions& o) {
     if (!weights) return fail(weights.error().message);
     if (o.check_profiles.size() == 1 && o.check_profiles[0] == "none") o.check_profiles.clear();
     for (const auto& p : o.check_profiles)
-        if (p != "small" && p != "paper" && p != "large")
+        if (std::find(kProfileNames.begin(), kProfileNames.end(), p) == kProfileNames.end())
             return fail(fmt::format("--check-profiles: unknown profile '{}'; expected small, paper, large or none", p));
     auto backend_name = resolve_backend_name(o.device.backend);
     if (!backend_name) return fail(backend_name.error().message);
@@ -122,8 +122,8 @@ int run(BenchCliOptions& o) {
     bench.profile = resolve_profile(o.profile, *info);
     if (!o.check_profiles_given) {
         // Every profile up to the timed one: a CPU timing `small` is not made to run `large`.
-        for (const char* p : {"small", "paper", "large"}) {
-            o.check_profiles.emplace_back(p);
+        for (const auto& p : kProfileNames) {
+            o.check_profiles.push_back(p);
             if (o.check_profiles.back() == bench.profile) break;
         }
     }

@@ -106,7 +106,7 @@ void setup_tasks(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<TasksOptions>();
     add_json_option(*cmd, o->json);
     cmd->add_option("--profile", o->profile, "list this profile's sizes: small, paper (default) or large; with --json only its sizes")
-        ->check(CLI::IsMember({"small", "paper", "large"}));
+        ->check(CLI::IsMember(kProfileNames));
     cmd->add_option("--pack", o->pack, "list this pack's tasks (sci, ml) and its weights");
     cmd->add_option("--weights", o->weights, "check this weights file (docs/packs.md) against its pack and show it in place "
                                              "of the pack's shipped one")

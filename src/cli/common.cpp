@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "backend/registry.hpp"
+#include "task/task.hpp"
 
 namespace kevo::cli {
 
@@ -21,7 +22,7 @@ void add_device_options(CLI::App& cmd, DeviceOptions& options) {
 
 void add_profile_option(CLI::App& cmd, std::string& profile) {
     cmd.add_option("--profile", profile, "size profile: small, paper or large (default: small on a CPU, large on a GPU)")
-        ->check(CLI::IsMember({"small", "paper", "large"}));
+        ->check(CLI::IsMember(kProfileNames));
 }
 
 void add_json_option(CLI::App& cmd, bool& json) {

@@ -248,7 +248,7 @@ private:
         auto name = r.text({"name"});
         if (!name) return name.error();
         study_.name = name->value_or(fs::path(path_).stem().string());
-        auto profile = r.word("profile", {"small", "paper", "large"});
+        auto profile = r.word("profile", kProfileNames);
         if (!profile) return profile.error();
         study_.profile = profile->value_or("");
         auto backend = r.word("backend", {"auto", "cuda", "opencl"});

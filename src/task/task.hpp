@@ -38,6 +38,9 @@ struct KernelSpec {
     Dim3 default_block;
 };
 
+// Every task has these three size profiles, smallest first (the one list the CLI and study files check against).
+inline const std::vector<std::string> kProfileNames = {"small", "paper", "large"};
+
 struct TaskSpec {
     std::string name;
     std::string regime;      // "R1 stencil"
