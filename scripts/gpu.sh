@@ -32,6 +32,9 @@ mkdir -p "$OUT" "$RES"
 STEPS=("$@")
 [ ${#STEPS[@]} -eq 0 ] && STEPS=(build test calibrate seeds tune overhead bench)
 want() { local s; for s in "${STEPS[@]}"; do [ "$s" = "$1" ] && return 0; done; return 1; }
+# A step's summary file that stayed empty (the step was not asked for) is not sent back: a call
+# returns at most 8 files.
+drop_if_empty() { [ -s "$1" ] || rm -f "$1"; }
 
 DEPS="$PWD/.deps/root"
 mkdir -p "$DEPS"
@@ -233,7 +236,7 @@ if want bench; then
         python3 bench/python_overhead.py --runs 7 --tasks heat2d,saxpy --json "$RES/overhead_python.json"
         python3 scripts/overhead_table.py "$RES/overhead_kevo.json" "$RES/overhead_python.json" | tee -a "$doc"
     fi
-fi 2>&1 | tee "$OUT/bench.txt"; [ -s "$OUT/bench.txt" ] || rm -f "$OUT/bench.txt"
+fi 2>&1 | tee "$OUT/bench.txt"; drop_if_empty "$OUT/bench.txt"
 # The ML pack's kernels on the GPU, quickly: every seed.cu and best.cu checked at the small profile
 # (against the CPU reference), then best.cu timed at the large profile (against the device seed):
 # verdicts, fractions of the speed of light, limiters and check margins in $OUT/ml-check.txt.
@@ -252,7 +255,7 @@ fi
 # Resumable like `bench` (KEVO_BENCH_TIMEOUT bounds one call; the state file comes back in $OUT).
 if want bench-ml; then
     resumable_bench bench-ml bench-ml "$OUT/bench-h200-ml.md" --backend cuda --pack ml
-fi 2>&1 | tee "$OUT/bench-ml.txt"; [ -s "$OUT/bench-ml.txt" ] || rm -f "$OUT/bench-ml.txt"
+fi 2>&1 | tee "$OUT/bench-ml.txt"; drop_if_empty "$OUT/bench-ml.txt"
 if want check-opencl; then
     # Every best.cl on every OpenCL device of the machine (NVIDIA's and PoCL's), at every small
     # size, correctness only; a kernel with a CPU and a GPU path (knob PATH) is checked on both.
@@ -289,7 +292,7 @@ if want bench-opencl; then
     [ "$budget" -lt 60 ] && budget=60
     KEVO_BENCH_TIMEOUT=${KEVO_BENCH_TIMEOUT:-$budget} BENCH_CHECK_PROFILES=${BENCH_CHECK_PROFILES:-small,paper} \
         resumable_bench bench-opencl bench_opencl "$OUT/bench-h200-opencl.md" --backend opencl --device "$(ocl_gpu)"
-fi 2>&1 | tee "$OUT/bench-opencl.txt"; [ -s "$OUT/bench-opencl.txt" ] || rm -f "$OUT/bench-opencl.txt"
+fi 2>&1 | tee "$OUT/bench-opencl.txt"; drop_if_empty "$OUT/bench-opencl.txt"
 if want strategies; then
     # The strategy comparison (docs/study-strategies): stops itself GPU_CALL_BUDGET seconds (default
     # 570) after this script started; run again to finish it (the study and its runs resume).

@@ -58,6 +58,19 @@ def read(dir_, name):
         return list(csv.DictReader(f))
 
 
+def iterations_by_run(dir_):
+    """iterations.csv grouped by run id."""
+    by_run = {}
+    for it in read(dir_, "iterations.csv"):
+        by_run.setdefault(it["run_id"], []).append(it)
+    return by_run
+
+
+def is_exhaustive(run):
+    """The exhaustive run of a task: a cell of model "exhaustive" or run id "exhaustive-TASK"."""
+    return run["model"] == "exhaustive" or run["run_id"].startswith("exhaustive-")
+
+
 def best_within(iterations, budget, default=None):
     """Best score of a correct candidate among the seed and the first `budget` evaluations, and the
     knob point it was measured at."""
@@ -91,13 +104,7 @@ def main():
         spaces[task] = space_size(path)
         defaults[task] = default_point(path)
     runs = read(a.csv_dir, "runs.csv")
-    its = read(a.csv_dir, "iterations.csv")
-    by_run = {}
-    for it in its:
-        by_run.setdefault(it["run_id"], []).append(it)
-
-    def is_exhaustive(r):
-        return r["model"] == "exhaustive" or r["run_id"].startswith("exhaustive-")
+    by_run = iterations_by_run(a.csv_dir)
 
     exhaustive, visited = {}, {}
     for r in runs:

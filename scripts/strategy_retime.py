@@ -25,11 +25,8 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from strategy_comparison import best_within, default_point, read, space_size  # noqa: E402
-
-
-def is_exhaustive(run):
-    return run["model"] == "exhaustive" or run["run_id"].startswith("exhaustive-")
+from strategy_comparison import (best_within, default_point, is_exhaustive, iterations_by_run, read,  # noqa: E402
+                                 space_size)
 
 
 def points_to_retime(runs, by_run, spaces, defaults):
@@ -92,9 +89,7 @@ def main():
             sys.exit(f"--space {item!r}: expected TASK=FILE naming an existing kernel file")
         kernels[task], spaces[task], defaults[task] = path, space_size(path), default_point(path)
     runs = read(a.csv_dir, "runs.csv")
-    by_run = {}
-    for it in read(a.csv_dir, "iterations.csv"):
-        by_run.setdefault(it["run_id"], []).append(it)
+    by_run = iterations_by_run(a.csv_dir)
     exhaustive, found = points_to_retime(runs, by_run, spaces, defaults)
 
     # scores[task][point] = one score per round (None where that round's evaluation failed)

@@ -21,14 +21,17 @@ namespace kevo::cli {
 
 namespace {
 
+// The bench's defaults live in BenchOptions (bench/bench.hpp); the CLI takes them from there.
+const BenchOptions kBenchDefaults{};
+
 struct BenchCliOptions {
     DeviceOptions device;
     std::string profile, markdown, kernels_dir, state, pack, weights;
     std::vector<std::string> tasks;
     std::vector<std::string> check_profiles;  // empty: every profile up to the timed one
     bool check_profiles_given = false;
-    int warmup = BenchOptions{}.warmup, repeat = BenchOptions{}.repeat;  // defaults: bench/bench.hpp
-    double timeout = BenchOptions{}.timeout_s;
+    int warmup = kBenchDefaults.warmup, repeat = kBenchDefaults.repeat;
+    double timeout = kBenchDefaults.timeout_s;
     uint64_t seed = 1;
     bool json = false, no_peers = false;
 };
