@@ -140,6 +140,8 @@ TEST(MlFusedMoe, ReferenceMatchesHandValues) {
 
 enum class MoeBug { none, round_twice, drop_last_choice, no_weight, silu_on_up };
 
+std::vector<uint16_t> simulate_moe_out(const SizeSpec& s, const Case& c, const std::vector<uint16_t>& act, MoeBug bug);
+
 // What an fp32 kernel stores for fused_moe (act and out as bf16 words), optionally with a bug.
 std::pair<std::vector<uint16_t>, std::vector<uint16_t>> simulate_moe(const SizeSpec& s, const Case& c, MoeBug bug) {
     const auto t_n = size_t(s.param("T")), k = size_t(s.param("k")), h_n = size_t(s.param("H")), i_n = size_t(s.param("I"));
@@ -158,6 +160,16 @@ std::pair<std::vector<uint16_t>, std::vector<uint16_t>> simulate_moe(const SizeS
             if (bug == MoeBug::round_twice) silu = round_to_bf16(silu);
             act[p * i_n + i] = float_to_bf16(silu * u);
         }
+    return {act, simulate_moe_out(s, c, act, bug)};
+}
+
+// out as an fp32 kernel computes it from the act it stored.
+std::vector<uint16_t> simulate_moe_out(const SizeSpec& s, const Case& c, const std::vector<uint16_t>& act, MoeBug bug) {
+    const auto t_n = size_t(s.param("T")), k = size_t(s.param("k")), h_n = size_t(s.param("H")), i_n = size_t(s.param("I"));
+    const auto w2 = bf16_values(c.buffers[4]);
+    const int32_t* ids = c.buffers[1].as<int32_t>();
+    const float* wts = c.buffers[2].as<float>();
+    std::vector<uint16_t> out(t_n * h_n);
     for (size_t t = 0; t < t_n; ++t)
         for (size_t h = 0; h < h_n; ++h) {
             float sum = 0;
@@ -170,7 +182,7 @@ std::pair<std::vector<uint16_t>, std::vector<uint16_t>> simulate_moe(const SizeS
             }
             out[t * h_n + h] = float_to_bf16(sum);
         }
-    return {act, out};
+    return out;
 }
 
 TEST(MlFusedMoe, Fp32PassesWithMarginAndEveryBugFailsOnEverySmallSize) {
@@ -226,8 +238,37 @@ TEST(MlFusedMoe, DeviceReferenceAcceptsAnotherFp32KernelAndRejectsABug) {
         const auto [act, out] = simulate_moe(s, c, MoeBug::none);
         const Reference device{{bytes_of(act), bytes_of(out)}};
         EXPECT_TRUE(task->check(s, c, device, {bytes_of(act), bytes_of(out)}).pass);
-        const auto [a2, o2] = simulate_moe(s, c, MoeBug::drop_last_choice);
-        EXPECT_FALSE(task->check(s, c, device, {bytes_of(a2), bytes_of(o2)}).pass);
+        for (MoeBug bug : {MoeBug::drop_last_choice, MoeBug::no_weight}) {
+            const auto [a2, o2] = simulate_moe(s, c, bug);
+            EXPECT_FALSE(task->check(s, c, device, {bytes_of(a2), bytes_of(o2)}).pass) << int(bug);
+        }
+    }
+}
+
+// A correct kernel whose fp32 sums round some act elements the other way from the seed's (one ulp):
+// its out follows its own act. On the H200 the correct best.cu failed 8x past the tolerance when the
+// seed's out was the reference as it stood; out is judged from the kernel's act.
+TEST(MlFusedMoe, DeviceReferenceFollowsTheActTheKernelStored) {
+    auto task = load("fused_moe");
+    const SizeSpec s = task->spec().profiles.at("small").at(2);
+    for (Trial trial : {Trial::nominal, Trial::outlier}) {
+        const Case c = task->make_case(s, 5, trial);
+        const auto [act, out] = simulate_moe(s, c, MoeBug::none);
+        const Reference device{{bytes_of(act), bytes_of(out)}};
+        // The 64 largest act elements one ulp further from zero.
+        std::vector<size_t> order(act.size());
+        for (size_t n = 0; n < order.size(); ++n) order[n] = n;
+        std::partial_sort(order.begin(), order.begin() + 64, order.end(), [&](size_t a, size_t b) {
+            return std::fabs(bf16_to_float(act[a])) > std::fabs(bf16_to_float(act[b]));
+        });
+        auto flipped = act;
+        for (size_t j = 0; j < 64; ++j) flipped[order[j]] += 1;
+        const auto own_out = simulate_moe_out(s, c, flipped, MoeBug::none);
+        const auto r = task->check(s, c, device, {bytes_of(flipped), bytes_of(own_out)});
+        EXPECT_TRUE(r.pass) << r.message;
+        EXPECT_NE(r.message.find("64 act elements rounded the other way from the seed's"), std::string::npos) << r.message;
+        // The same act with the seed's out is not what this kernel's act gives.
+        EXPECT_FALSE(task->check(s, c, device, {bytes_of(flipped), bytes_of(out)}).pass) << "out ignores the stored act";
     }
 }
 
