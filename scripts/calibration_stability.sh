@@ -26,10 +26,11 @@ python3 - "$limit" "$tmp"/run*.json <<'PY'
 import json, sys
 limit = float(sys.argv[1])
 docs = [json.load(open(p)) for p in sys.argv[2:]]
-print(f"{'run':>4} {'GB/s':>10} {'GFLOP/s':>10} {'stable':>7}  passes (GB/s)")
+print(f"{'run':>4} {'GB/s':>10} {'GFLOP/s':>10} {'stable':>7}  passes (GB/s; GFLOP/s)")
 for i, d in enumerate(docs, 1):
     passes = ", ".join(f"{v:.1f}" for v in d["bandwidth_passes"])
-    print(f"{i:>4} {d['bandwidth_gbs']:>10.1f} {d['fp32_gflops']:>10.1f} {str(d['stable']):>7}  {passes}")
+    fma = ", ".join(f"{v:.1f}" for v in d["fp32_passes"])
+    print(f"{i:>4} {d['bandwidth_gbs']:>10.1f} {d['fp32_gflops']:>10.1f} {str(d['stable']):>7}  {passes}; {fma}")
 def spread(values):
     return (max(values) - min(values)) / min(values)
 bw, fl = spread([d["bandwidth_gbs"] for d in docs]), spread([d["fp32_gflops"] for d in docs])

@@ -474,8 +474,9 @@ TEST(CalibrationMeasure, QuickCalibrationOnOpenCl) {
         << "plateau from " << c->plateau_from_bytes << " B with a " << llc << " B cache and no note";
     EXPECT_GE(c->bandwidth_passes.size(), 2u);
     EXPECT_GE(c->fp32_passes.size(), 2u);
-    EXPECT_DOUBLE_EQ(c->bandwidth_gbs, c->bandwidth_passes.back());
-    EXPECT_DOUBLE_EQ(c->fp32_gflops, c->fp32_passes.back());
+    // The figure is the best pass (interference only slows a device down).
+    EXPECT_DOUBLE_EQ(c->bandwidth_gbs, *std::max_element(c->bandwidth_passes.begin(), c->bandwidth_passes.end()));
+    EXPECT_DOUBLE_EQ(c->fp32_gflops, *std::max_element(c->fp32_passes.begin(), c->fp32_passes.end()));
     EXPECT_EQ(c->stable, c->notes.empty() || (says_why && c->notes.size() == 1));
     std::printf("quick calibration of %s: %.1f GB/s, %.1f GFLOP/s, %zu points, plateau from %.0f MiB (cache %.0f MiB), "
                 "%zu + %zu passes, %s, %.2f s\n", c->device_name.c_str(), c->bandwidth_gbs, c->fp32_gflops,

@@ -19,20 +19,19 @@ double relative_spread(std::vector<double> values) {
 Expected<Settled> settle(const std::function<Expected<double>()>& pass, const SettleRules& rules) {
     assert(rules.max_passes >= 2 && rules.agreement > 0);
     Settled s;
+    double best = 0, second = 0;
     while (static_cast<int>(s.passes.size()) < rules.max_passes) {
         auto value = pass();
         if (!value) return value.error();
         s.passes.push_back(*value);
-        const size_t n = s.passes.size();
-        if (n >= 2) {
-            const double a = s.passes[n - 2], b = s.passes[n - 1];
-            if (std::fabs(a - b) <= rules.agreement * std::max(a, b)) {
-                s.agreed = true;
-                break;
-            }
+        if (*value > best) second = best, best = *value;
+        else if (*value > second) second = *value;
+        if (s.passes.size() >= 2 && best - second <= rules.agreement * best) {
+            s.agreed = true;
+            break;
         }
     }
-    s.value = s.passes.back();
+    s.value = best;
     s.spread = relative_spread(s.passes);
     return s;
 }

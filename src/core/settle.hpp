@@ -1,6 +1,10 @@
-// Repeating a measurement until it settles: passes are taken until two in a row agree within a
-// relative tolerance, or a bound is reached. A measurement that never settles is reported as
-// such (with its spread) instead of passing for a number that means something.
+// Repeating a rate measurement (a bandwidth, a FLOP rate) until it settles. Interference (another
+// process, a hypervisor taking a core, a clock stepping down) only ever makes a device look slower,
+// so the figure is the best pass, and it has settled once another pass confirms it: passes are
+// taken until the two highest agree within a relative tolerance, or a bound is reached. On the
+// 2-core CPU machine an FMA calibration's passes went 124.9, 95.9, 66.2, 67.5 GFLOP/s: "two in a row
+// agree" settled on the slowed 67.5. A measurement that never settles is reported as such (with
+// its spread) instead of passing for a number that means something.
 #pragma once
 
 #include <functional>
@@ -16,7 +20,7 @@ struct SettleRules {
 };
 
 struct Settled {
-    double value = 0;            // the last pass (it agreed with the one before it when `agreed`)
+    double value = 0;            // the highest pass (another pass agreed with it when `agreed`)
     bool agreed = false;
     double spread = 0;           // (max - min) / median over every pass
     std::vector<double> passes;

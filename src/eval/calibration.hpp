@@ -60,7 +60,8 @@ struct Calibration {
     std::optional<Datasheet> datasheet;
     std::string measured_at;         // ISO-8601 UTC
     // How far the figures can be trusted: the plateau and the FMA rate are each measured in passes
-    // until two in a row agree; `stable` is false when either never did.
+    // until the two best agree (the figure is the best: core/settle.hpp); `stable` is false when
+    // either never did.
     bool stable = true;
     std::vector<double> bandwidth_passes, fp32_passes;
     double plateau_from_bytes = 0;   // smallest working set averaged into the DRAM plateau

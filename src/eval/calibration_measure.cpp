@@ -1,6 +1,6 @@
 // The calibration measurement: a copy/triad sweep over working sets from far below to at least 4x
-// the last-level cache, the DRAM plateau and the FP32 FMA rate each re-measured in passes until two
-// in a row agree (a warning note when they never do). See calibration.hpp.
+// the last-level cache, the DRAM plateau and the FP32 FMA rate each re-measured in passes until the
+// best pass is confirmed by another (a warning note when it never is). See calibration.hpp.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -303,11 +303,13 @@ Expected<std::vector<BandwidthPoint>> sweep(Device& device, const Kernels& k, co
     return curve;
 }
 
-// The plateau in passes: the sweep is the first, later passes re-measure the plateau's points (the
-// curve keeps the last pass) until two passes in a row agree.
+// The plateau in passes: the sweep is the first, later passes re-measure the plateau's points until
+// the best pass is confirmed (core/settle.hpp); the curve keeps the best pass's plateau points.
 Expected<Settled> settle_plateau(Device& device, const Kernels& k, const StreamBuffers& s, const Plan& plan,
                                  std::vector<BandwidthPoint>& curve, const CalibrationOptions& options) {
     bool first = true;
+    std::vector<BandwidthPoint> best_curve;
+    double best = 0;
     auto pass = [&]() -> Expected<double> {
         if (!first) {
             for (auto& p : curve) {
@@ -320,12 +322,15 @@ Expected<Settled> settle_plateau(Device& device, const Kernels& k, const StreamB
         first = false;
         const double value = plateau(curve, double(plan.plateau_from));
         say(options, fmt::format("DRAM plateau pass: {:.1f} GB/s", value));
+        if (value > best) best = value, best_curve = curve;
         return value;
     };
-    return settle(pass, plan.passes);
+    auto settled = settle(pass, plan.passes);
+    if (settled) curve = best_curve;
+    return settled;
 }
 
-// The FMA rate in passes until two in a row agree.
+// The FMA rate in passes until the best is confirmed.
 Expected<Settled> settle_fma(Device& device, DeviceResources& resources, const Kernels& k, const Plan& plan, int width,
                              const CalibrationOptions& options) {
     const DeviceInfo& info = device.info();
