@@ -5,7 +5,8 @@
 #     rule, a run killed after its second iteration, calibration, the report's store): one at a
 #     time on the first four cores, PoCL told to use four (a quiet 4-core machine, more than CI's
 #     two), since fifteen neighbours on the same cores make them measure noise, not kevo;
-#   - every other test on the remaining cores, -j(cores): many of them wait on the GPU or a child.
+#   - every other test on the remaining cores, -j(cores), PoCL told to use two threads each: many of
+#     them wait on the GPU or a child.
 # Tests that passed are listed in BUILD/ctest-passed.txt; a later call (the machine still warm, the
 # same binaries) runs only the rest, so a few calls of ten minutes finish what one cannot.
 #
@@ -29,12 +30,11 @@ remaining() {
         done | paste -sd, -
 }
 
-# Runs the listed tests ($3) on cores $1 with $2 jobs; the log is $4.
+# Runs the listed tests ($3) on cores $1 with $2 jobs, PoCL using $4 threads per test; the log is $5.
 run_group() {
-    local cores=$1 jobs=$2 numbers=$3 log=$4 count
+    local cores=$1 jobs=$2 numbers=$3 pocl_threads=$4 log=$5
     [ -z "$numbers" ] && { echo "(nothing left in this group)" > "$log"; return; }
-    count=$(echo "$cores" | awk -F- '{print $2 - $1 + 1}')
-    (cd "$build" && POCL_CPU_MAX_CU_COUNT=$count timeout "$budget" taskset -c "$cores" \
+    (cd "$build" && POCL_CPU_MAX_CU_COUNT=$pocl_threads timeout "$budget" taskset -c "$cores" \
         ctest --output-on-failure -j"$jobs" -I "0,0,0,$numbers") > "$log" 2>&1
 }
 
@@ -52,8 +52,10 @@ if [ "$cores" -lt 8 ]; then
 fi
 timed=$(remaining -E) rest=$(remaining -vE)
 echo "left before this call: $(echo "$timed" | tr , '\n' | grep -c .) CPU-timed, $(echo "$rest" | tr , '\n' | grep -c .) others"
-run_group 0-3 1 "$timed" "$out/ctest-timed.log" &
-run_group "4-$((cores - 1))" "$cores" "$rest" "$out/ctest.log"
+run_group 0-3 1 "$timed" 4 "$out/ctest-timed.log" &
+# Two PoCL threads per test in the crowded group: twelve tests each spinning up twelve threads on
+# twelve cores left a PoCL-heavy study crawling (two tests never finished within a call).
+run_group "4-$((cores - 1))" "$cores" "$rest" 2 "$out/ctest.log"
 wait
 
 # A result line: "  12/742 Test  #40: NAME ........   Passed    1.2 sec"; a NAME may hold spaces.

@@ -125,9 +125,21 @@ TEST(RunLifecycle, AnUnwritableOutIsRefusedBeforeAnyWork) {
 TEST(RunLifecycle, ResumeExtendsTheBudgetAndRefusesOtherChangesByName) {
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     const std::string db = path("extend.db"), out = path("extend-out");
-    const auto first = run_kevo(quick_run("saxpy", db, out, {"--iterations", "1", "--json"}));
+    // The noise rule's bound (--max-repeat) holds for every evaluation of the run and is stored with it.
+    const auto first = run_kevo(quick_run("saxpy", db, out, {"--iterations", "1", "--max-repeat", "5", "--noise-cv", "0", "--json"}));
     ASSERT_TRUE(first.exit_code == 0 || first.exit_code == 1) << first.err;
     const std::string run_id = first.json()["run_id"];
+    const auto stored = report(db, run_id);
+    EXPECT_EQ(stored["settings"]["max_repeat"], 5);
+    for (const auto& iteration : stored["iterations"])
+        for (const auto& size : iteration["result"]["sizes"])
+            if (size["timed"].get<bool>()) {
+                // --noise-cv 0: every size is "noisy", so rounds of 3 are added while they fit under 5.
+                EXPECT_EQ(size["samples"], 5) << size.dump();
+            }
+    const auto noisier = run_kevo({"run", "--resume", run_id, "--db", db, "--iterations", "2", "--max-repeat", "9"});
+    EXPECT_EQ(noisier.exit_code, 2);
+    EXPECT_NE(noisier.err.find("--max-repeat cannot change there (stored: 5, given: 9)"), std::string::npos) << noisier.err;
 
     const auto same = run_kevo({"run", "--resume", run_id, "--db", db});
     EXPECT_EQ(same.exit_code, 2);

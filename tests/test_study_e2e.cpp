@@ -53,7 +53,7 @@ std::string write_study(int device) {
     std::ofstream(file) << fmt::format(
         "name = \"matrix\"\nprofile = \"small\"\nbackend = \"opencl\"\ndevice = {}\n"
         "tasks = [\"saxpy\", \"heat2d\"]\nstrategies = [\"one-plus-one\", \"islands\", \"map-elites\"]\n"
-        "seeds = [1, 2]\nconcurrency = 1\n[budget]\niterations = {}\n[run]\nwarmup = 1\nrepeat = 3\ngate_rounds = 1\n"
+        "seeds = [1, 2]\nconcurrency = 1\n[budget]\niterations = {}\n[run]\nwarmup = 1\nrepeat = 3\nmax_repeat = 6\ngate_rounds = 1\n"
         "timeout = 60\n[[models]]\nname = \"tuner\"\nproposer = \"tune\"\n"
         "[[models]]\nname = \"replayed\"\nproposer = \"replay\"\nreplay = \"{}/{{task}}\"\n",
         device, kIterations, replay_folders());

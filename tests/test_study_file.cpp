@@ -121,6 +121,7 @@ TEST(StudyFile, EveryBadFieldNamesFileLineKeyAndWhatIsAccepted) {
         {"tasks = [\"saxpy\"]\n[budget]\nmax_cost = 1\nmax_cost_usd = 1" + model, "[budget] max_cost is the same key as max_cost_usd"},
         {"tasks = [\"saxpy\"]\n[budget]\nwall = 1" + model, ":3: [budget] wall is not a key of [budget]; the keys are: iterations, max_tokens"},
         {"tasks = [\"saxpy\"]\n[run]\nrepeat = 0" + model, ":3: [run] repeat must be an integer from 1 to 10000"},
+        {"tasks = [\"saxpy\"]\n[run]\nnoise_cv = 11" + model, ":3: [run] noise_cv must be a number from 0 to 10"},
         {"tasks = [\"saxpy\"]\n[run]\nroofline = \"dynamic\"" + model, "[run] roofline must be one of \"static\", \"workload\""},
         {"tasks = [\"saxpy\"]\n[run]\nwarm_up = 2" + model, "[run] warm_up is not a key of [run]; the keys are: warmup, repeat"},
         {"tasks = [\"saxpy\"]", "the study names no model"},
@@ -197,7 +198,7 @@ TEST(StudyFile, DifferencesNameWhatChangedAndIgnoreConcurrency) {
 TEST(StudyFile, DryRunPrintsTheMatrixAndStoresNothing) {
     const std::string file = kevo::test::temp_path("study_file", "dry.toml"), db = kevo::test::temp_path("study_file", "dry.db");
     std::ofstream(file) << "name = \"dry\"\ntasks = [\"saxpy\", \"heat2d\"]\nseeds = [1, 2]\n[budget]\niterations = 3\n"
-                           "[run]\nrepeat = 3\n[[models]]\nname = \"tuner\"\nproposer = \"tune\"\n";
+                           "[run]\nrepeat = 3\nmax_repeat = 6\nnoise_cv = 0.2\n[[models]]\nname = \"tuner\"\nproposer = \"tune\"\n";
     fs::remove(db);
     const auto r = run_kevo({"sweep", file, "--dry-run", "--db", db, "--json"});
     ASSERT_EQ(r.exit_code, 0) << r.err;
@@ -209,6 +210,11 @@ TEST(StudyFile, DryRunPrintsTheMatrixAndStoresNothing) {
     const auto command = doc["cells"][1]["command"].get<std::vector<std::string>>();
     for (const char* word : {"run", "saxpy", "--seed", "2", "--iterations", "3", "--repeat", "--proposer", "tune", "--study"})
         EXPECT_NE(std::find(command.begin(), command.end(), word), command.end()) << word;
+    for (const auto& [flag, value] : {std::pair{"--max-repeat", "6"}, std::pair{"--noise-cv", "0.2"}}) {
+        const auto at = std::find(command.begin(), command.end(), flag);
+        ASSERT_NE(at, command.end()) << flag;
+        EXPECT_EQ(*(at + 1), value) << flag;
+    }
     EXPECT_FALSE(fs::exists(db)) << "a dry run stores nothing";
     const auto text = run_kevo({"sweep", file, "--dry-run", "--db", db});
     EXPECT_EQ(text.exit_code, 0);

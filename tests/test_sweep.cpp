@@ -61,7 +61,7 @@ struct StudyText {
 std::string write_study(const std::string& file, const StudyText& s, int device) {
     std::ofstream(file) << fmt::format(
         "name = \"{}\"\nprofile = \"small\"\nbackend = \"opencl\"\ndevice = {}\ntasks = [\"saxpy\"]\nseeds = {}\n"
-        "concurrency = {}\n[budget]\niterations = {}\n[run]\nwarmup = 1\nrepeat = 3\ngate_rounds = 1\ntimeout = {}\n{}",
+        "concurrency = {}\n[budget]\niterations = {}\n[run]\nwarmup = 1\nrepeat = 3\nmax_repeat = 6\ngate_rounds = 1\ntimeout = {}\n{}",
         s.name, device, s.seeds, s.concurrency, s.iterations, s.timeout, s.models);
     return file;
 }
@@ -224,8 +224,9 @@ TEST(Sweep, VerdictsDoNotChangeWithConcurrencyAndDeviceWorkNeverOverlaps) {
     s.seeds = "[1, 2, 3]";
     s.iterations = 6;
     // The kernel that never ends takes all of it, each time; a correct one must never come near it
-    // (at 8 s, a correct kernel's extra timing rounds on a loaded machine went past it at either level).
-    s.timeout = 30;
+    // (at 8 s, a correct kernel's extra timing rounds on a loaded machine went past it at either level,
+    // before the study bounded them with max_repeat).
+    s.timeout = 15;
     s.models = fmt::format("[[models]]\nname = \"replayed\"\nproposer = \"replay\"\nreplay = \"{}/{{task}}\"\n", replay_folder());
     std::map<int, std::map<std::string, std::vector<std::string>>> by_level;
     const std::string lease_log = temp_path("lease.log");

@@ -121,14 +121,7 @@ void setup_eval(CLI::App& app, int& exit_code) {
     cmd->add_option("--sizes", o->sizes, "in (default), heldout or all")->check(CLI::IsMember({"in", "heldout", "all"}));
     cmd->add_option("--warmup", o->warmup, "untimed runs before timing")->capture_default_str()->check(CLI::Range(0, 1000));
     cmd->add_option("--repeat", o->repeat, "timed runs per size")->capture_default_str()->check(CLI::Range(1, 10000));
-    cmd->add_option("--max-repeat", o->max_repeat,
-                    "timed runs per size at most: while a size's cv is above --noise-cv, rounds of --repeat runs are "
-                    "added up to this (and 2 s)")
-        ->capture_default_str()
-        ->check(CLI::Range(1, 100000));
-    cmd->add_option("--noise-cv", o->noise_cv, "a size whose cv stays above this is reported noisy")
-        ->capture_default_str()
-        ->check(finite_range(0.0, 10.0));
+    add_noise_options(*cmd, o->max_repeat, o->noise_cv);
     cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds")
         ->capture_default_str()
         ->check(finite_range(0.1, 86400.0));

@@ -51,10 +51,11 @@ struct RunCliOptions {
     std::string task, profile, proposer = "tune", strategy = kRunDefaults.strategy, model, base_url, command, replay_dir,
                 resume, run_id, study, db = "kevo.db", roofline = "static", output_dir = "kevo-runs", from;
     int iterations = kRunDefaults.iterations, warmup = kRunDefaults.warmup, repeat = kRunDefaults.repeat,
+        max_repeat = kRunDefaults.max_repeat,
         stagnation = kRunDefaults.stagnation_window, gate_rounds = kRunDefaults.gate_rounds, gate_top = kRunDefaults.gate_top,
         islands = kRunDefaults.islands, migration_every = kRunDefaults.migration_every, retries = 4;
     int64_t max_tokens_total = 0;
-    double max_cost = 0, max_wall = 0, timeout = kRunDefaults.timeout_s, request_timeout = 300, command_timeout = 600,
+    double max_cost = 0, max_wall = 0, timeout = kRunDefaults.timeout_s, noise_cv = kRunDefaults.noise_cv, request_timeout = 300, command_timeout = 600,
            price_in = 0, price_out = 0, retry_backoff = 1.0;
     // As given (a number or "none"), and as sent: unset values are left out of the request.
     std::string temperature_text = "0.7", max_tokens_text = "8192";
@@ -117,6 +118,8 @@ std::map<std::string, std::pair<std::string, std::string>> resume_changes(RunCli
         {"--migration-every", {std::to_string(o.migration_every), std::to_string(stored.migration_every)}},
         {"--warmup", {std::to_string(o.warmup), std::to_string(stored.warmup)}},
         {"--repeat", {std::to_string(o.repeat), std::to_string(stored.repeat)}},
+        {"--max-repeat", {std::to_string(o.max_repeat), std::to_string(stored.max_repeat)}},
+        {"--noise-cv", {fmt::format("{}", o.noise_cv), fmt::format("{}", stored.noise_cv)}},
         {"--timeout", {fmt::format("{}", o.timeout), fmt::format("{}", stored.timeout_s)}},
         {"--roofline", {o.roofline, roofline_mode_name(stored.roofline)}},
         {"--seed", {std::to_string(o.seed), std::to_string(stored.seed)}},
@@ -371,6 +374,8 @@ int run(RunCliOptions& o) {
         options.migration_every = o.migration_every;
         options.warmup = o.warmup;
         options.repeat = o.repeat;
+        options.max_repeat = o.max_repeat;
+        options.noise_cv = o.noise_cv;
         options.timeout_s = o.timeout;
         options.roofline = o.roofline == "workload" ? RooflineMode::workload : RooflineMode::static_peak;
         options.seed = o.seed_given ? o.seed : rng::fresh_seed() & 0xFFFFFFFFull;
@@ -498,6 +503,7 @@ void setup_run(CLI::App& app, int& exit_code) {
         ->check(CLI::Range(1, 99));
     cmd->add_option("--warmup", o->warmup, "untimed runs per size")->capture_default_str()->check(CLI::Range(0, 1000));
     cmd->add_option("--repeat", o->repeat, "timed runs per size")->capture_default_str()->check(CLI::Range(1, 10000));
+    add_noise_options(*cmd, o->max_repeat, o->noise_cv);
     cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds")
         ->capture_default_str()
         ->check(finite_range(0.1, 86400.0));

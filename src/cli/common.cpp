@@ -29,6 +29,17 @@ void add_json_option(CLI::App& cmd, bool& json) {
     cmd.add_flag("--json", json, "print exactly one JSON document on stdout; human text goes to stderr");
 }
 
+void add_noise_options(CLI::App& cmd, int& max_repeat, double& noise_cv) {
+    cmd.add_option("--max-repeat", max_repeat,
+                   "timed runs per size at most: while a size's cv is above --noise-cv, rounds of --repeat runs are "
+                   "added up to this (and 2 s)")
+        ->capture_default_str()
+        ->check(CLI::Range(1, 100000));
+    cmd.add_option("--noise-cv", noise_cv, "a size whose cv stays above this is reported noisy")
+        ->capture_default_str()
+        ->check(finite_range(0.0, 10.0));
+}
+
 Expected<std::string> backend_for_file(const std::string& requested, const std::string& file) {
     const std::string ext = std::filesystem::path(file).extension().string();
     const std::string by_suffix = ext.size() > 1 ? backend_for_suffix(ext.substr(1)) : std::string();

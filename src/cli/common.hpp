@@ -26,6 +26,8 @@ struct DeviceOptions {
 void add_device_options(CLI::App& cmd, DeviceOptions& options);
 void add_profile_option(CLI::App& cmd, std::string& profile);
 void add_json_option(CLI::App& cmd, bool& json);
+// --max-repeat and --noise-cv: the noise rule of an evaluation (kevo eval, and every evaluation of kevo run).
+void add_noise_options(CLI::App& cmd, int& max_repeat, double& noise_cv);
 
 // The backend for a candidate file: under --backend auto its extension decides (.cu: cuda, .cl:
 // opencl); an explicit backend whose language does not match the extension is a usage error (a

@@ -42,6 +42,8 @@ struct RunOptions {
     int islands = 4;                // islands: how many populations
     int migration_every = 5;        // islands: proposals between migrations of the best along the ring (0: never)
     int warmup = EvalRequest{}.warmup, repeat = EvalRequest{}.repeat;  // the evaluation's defaults
+    int max_repeat = EvalRequest{}.max_repeat;                          // timed runs per size with extra rounds
+    double noise_cv = EvalRequest{}.noise_cv;                           // extra rounds while a size's cv is above
     double timeout_s = EvalRequest{}.timeout_s;
     RooflineMode roofline = RooflineMode::static_peak;
     uint64_t seed = 0;              // proposer randomness and correctness inputs
@@ -116,7 +118,7 @@ private:
 // The options as stored with a run (RunRecord::settings); a field a stored run lacks keeps its default.
 KEVO_JSON_FIELDS(RunOptions, task, backend, device, profile, proposer, strategy, iterations, max_wall_s, max_cost_usd,
                  max_tokens_total, stagnation_window, history, gate_rounds, gate_top, islands, migration_every, warmup, repeat,
-                 timeout_s, roofline, seed, output_dir, from_file,
+                 max_repeat, noise_cv, timeout_s, roofline, seed, output_dir, from_file,
                  from_source, settings)
 Expected<RunOptions> run_options_from_json(const nlohmann::json& j);
 // What the run's strategy is configured with, from its options.

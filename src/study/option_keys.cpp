@@ -34,6 +34,8 @@ const std::vector<OptionKey>& run_keys() {
     static const std::vector<OptionKey> keys = {
         {"warmup", "--warmup", Kind::integer, 0, 1000, {}, {}},
         {"repeat", "--repeat", Kind::integer, 1, 10000, {}, {}},
+        {"max_repeat", "--max-repeat", Kind::integer, 1, 100000, {}, {}},
+        {"noise_cv", "--noise-cv", Kind::number, 0, 10, {}, {}},
         {"gate_rounds", "--gate-rounds", Kind::integer, 1, 99, {}, {}},
         {"gate_top", "--gate-top", Kind::integer, 1, 100, {}, {}},
         // The kernel each run starts from, "{task}" substituted ("kernels/{task}.cu"); relative to the study file.
