@@ -5,7 +5,9 @@
 #include <fmt/ranges.h>
 
 #include <functional>
+#include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "bench/gemm_peers.hpp"
@@ -43,11 +45,22 @@ void check_peer_output(PeerTiming& peer, Device& device, BufferHandle output,
     peer.check = wrong ? "wrong output: " + *wrong : "ok";
 }
 
-std::vector<float> normal_data(size_t count, uint64_t stream) {
-    std::vector<float> v(count);
-    rng::fill_normal(v, 0x7065657273ull, stream, 0.0f, 1.0f);
-    return v;
-}
+// The peers' inputs at one size, each drawn once: saxpy's two peers read the same x and y (at the
+// large profile, 2 x 2^28 normal floats, which drawing twice cost seconds).
+class PeerInputs {
+public:
+    const std::vector<float>& normal(size_t count, uint64_t stream) {
+        auto [at, fresh] = drawn_.try_emplace({count, stream});
+        if (fresh) {
+            at->second.resize(count);
+            rng::fill_normal(at->second, 0x7065657273ull, stream, 0.0f, 1.0f);
+        }
+        return at->second;
+    }
+
+private:
+    std::map<std::pair<size_t, uint64_t>, std::vector<float>> drawn_;
+};
 
 PeerTiming vendor_peer(Device& device, CacheFlusher& flusher, const char* name, VendorCall call,
                        const std::vector<float>& in, const std::vector<float>& out, const OutputCheck& check,
@@ -110,35 +123,34 @@ PeerTiming vectorised_axpy_peer(Device& device, CacheFlusher& flusher, uint64_t 
     return peer;
 }
 
-}  // namespace
+using PeerFunction = PeerTiming (*)(Device&, CacheFlusher&, const SizeSpec&, PeerInputs&, int warmup, int repeat);
 
-namespace {
-
-using PeerFunction = PeerTiming (*)(Device&, CacheFlusher&, const SizeSpec&, int warmup, int repeat);
-
-PeerTiming cufft_c2c(Device& device, CacheFlusher& flusher, const SizeSpec& size, int warmup, int repeat) {
+PeerTiming cufft_c2c(Device& device, CacheFlusher& flusher, const SizeSpec& size, PeerInputs& inputs, int warmup, int repeat) {
     const auto n = static_cast<uint64_t>(size.param("n"));
-    const auto data = normal_data(2 * n * n * n, 1);
+    const auto& data = inputs.normal(2 * n * n * n, 1);
     VendorCall call{VendorRoutine::fft3d_c2c, n};
     const auto check = [&](const std::vector<float>& out) { return check_fft3d(data, out, n); };
     return vendor_peer(device, flusher, "cuFFT", call, data, data, check, warmup, repeat);
 }
 
-PeerTiming cublas_saxpy(Device& device, CacheFlusher& flusher, const SizeSpec& size, int warmup, int repeat) {
+PeerTiming cublas_saxpy(Device& device, CacheFlusher& flusher, const SizeSpec& size, PeerInputs& inputs, int warmup,
+                        int repeat) {
     const auto n = static_cast<uint64_t>(size.param("n"));
-    const auto x = normal_data(n, 1), y = normal_data(n, 2);
+    const auto &x = inputs.normal(n, 1), &y = inputs.normal(n, 2);
     VendorCall call{VendorRoutine::saxpy, n, {}, {}, kPeerAlpha};
     const auto check = [&](const std::vector<float>& y_out) { return check_axpy(x, y, kPeerAlpha, y_out); };
     return vendor_peer(device, flusher, "cuBLAS saxpy", call, x, y, check, warmup, repeat);
 }
 
-PeerTiming vectorised_axpy(Device& device, CacheFlusher& flusher, const SizeSpec& size, int warmup, int repeat) {
+PeerTiming vectorised_axpy(Device& device, CacheFlusher& flusher, const SizeSpec& size, PeerInputs& inputs, int warmup,
+                           int repeat) {
     const auto n = static_cast<uint64_t>(size.param("n"));
-    return vectorised_axpy_peer(device, flusher, n, normal_data(n, 1), normal_data(n, 2), warmup, repeat);
+    return vectorised_axpy_peer(device, flusher, n, inputs.normal(n, 1), inputs.normal(n, 2), warmup, repeat);
 }
 
+// (cuBLASLt's GEMM peers draw their own typed operands: gemm_peers.cpp.)
 template <VendorRoutine Routine>
-PeerTiming cublaslt_gemm(Device& device, CacheFlusher& flusher, const SizeSpec& size, int warmup, int repeat) {
+PeerTiming cublaslt_gemm(Device& device, CacheFlusher& flusher, const SizeSpec& size, PeerInputs&, int warmup, int repeat) {
     return time_gemm_peer(device, flusher, Routine, size, warmup, repeat);
 }
 
@@ -177,9 +189,10 @@ std::vector<PeerTiming> time_peers(Device& device, CacheFlusher& flusher, const 
     // one that cannot be taken leaves the timing as it was before there were leases.
     const auto lease = DeviceLease::acquire(device.info());
     std::vector<PeerTiming> peers;
+    PeerInputs inputs;
     for (const auto& name : spec.peers) {
         if (const PeerFunction function = find_peer(name)) {
-            peers.push_back(function(device, flusher, size, warmup, repeat));
+            peers.push_back(function(device, flusher, size, inputs, warmup, repeat));
             continue;
         }
         PeerTiming unknown;

@@ -222,7 +222,7 @@ private:
         r.sizes = sizes;
         r.warmup = options_.warmup;
         r.repeat = options_.repeat;
-        r.max_repeat = std::max(options_.max_repeat, options_.repeat);
+        r.max_repeat = options_.max_repeat;  // (the runner never takes fewer than --repeat)
         r.noise_cv = options_.noise_cv;
         r.timeout_s = options_.timeout_s;
         r.roofline = options_.roofline;

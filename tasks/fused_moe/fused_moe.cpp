@@ -247,17 +247,13 @@ public:
         CheckResult act = check_bf16_per_element(as_bf16(outputs[0]), act_want.values, kTolerance,
                                                  [&](size_t n) { return double(act_scale[n]); }, 0.5, act_where);
         if (!act.pass) return act;
-        // The exact out for the act the kernel stored: the reference's, corrected where the kernel's
-        // act differs from the reference's rounding (an fp32 g or u one side of a rounding midpoint).
-        const auto out_ref = as_floats(ref.results[1]);
-        std::vector<double> want(out_ref.begin(), out_ref.end());
-        const size_t differing = correct_for_kernel_act(s, c, act_want.values, as_bf16(outputs[0]), want);
-        const std::vector<float> want_f(want.begin(), want.end());
+        // The exact out for the act the kernel stored.
+        const auto want = out_for_kernel_act(s, c, as_floats(ref.results[1]), act_want.values, as_bf16(outputs[0]));
         const auto out_scale = as_floats(ref.results[2]);
-        CheckResult out = check_bf16_per_element(as_bf16(outputs[1]), want_f, kTolerance,
+        CheckResult out = check_bf16_per_element(as_bf16(outputs[1]), want.values, kTolerance,
                                                  [&](size_t n) { return double(out_scale[n]); }, 0.5, out_where);
         CheckResult r = binding(act, out);
-        r.message += fmt::format(" ({} act elements rounded the other way from the reference's)", differing);
+        r.message += fmt::format(" ({} act elements rounded the other way from the reference's)", want.differing);
         return r;
     }
 
@@ -290,23 +286,30 @@ private:
         return {out, scale};
     }
 
-    // Adds w * W2_e[:, i] * (kernel act - reference act) to `want` for every act element where the
-    // two differ; returns how many did. act_exact may be exact values or bf16 ones (the seed's).
-    static size_t correct_for_kernel_act(const Shape& s, const Case& c, std::span<const float> act_exact,
-                                         std::span<const uint16_t> got, std::vector<double>& want) {
+    // The out that the act the kernel stored gives: the reference's out (computed from the reference's
+    // bf16 act) plus w * W2_e[:, i] * (kernel act - reference act) for every act element where the two
+    // differ (an fp32 g or u one side of a rounding midpoint). act_ref may be exact values (the CPU
+    // reference) or bf16 ones (the seed's).
+    struct OutForKernelAct {
+        std::vector<float> values;
+        size_t differing = 0;  // act elements rounded the other way from the reference's
+    };
+    static OutForKernelAct out_for_kernel_act(const Shape& s, const Case& c, std::span<const float> out_ref,
+                                              std::span<const float> act_ref, std::span<const uint16_t> got) {
         const int32_t* ids = c.buffers[ids_buf].as<int32_t>();
         const float* wts = c.buffers[weights_buf].as<float>();
         const uint16_t* w2 = c.buffers[w2_buf].as<uint16_t>();
+        std::vector<double> want(out_ref.begin(), out_ref.end());
         size_t differing = 0;
-        for (size_t n = 0; n < act_exact.size(); ++n) {
-            const double delta = double(bf16_bits_to_float(got[n])) - double(round_to_bf16(act_exact[n]));
+        for (size_t n = 0; n < act_ref.size(); ++n) {
+            const double delta = double(bf16_bits_to_float(got[n])) - double(round_to_bf16(act_ref[n]));
             if (delta == 0) continue;
             ++differing;
             const size_t p = n / s.i, i = n % s.i, t = p / s.k;
             const uint16_t* col = w2 + static_cast<size_t>(ids[p]) * s.h * s.i + i;
             for (size_t h = 0; h < s.h; ++h) want[t * s.h + h] += double(wts[p]) * bf16_bits_to_float(col[h * s.i]) * delta;
         }
-        return differing;
+        return {std::vector<float>(want.begin(), want.end()), differing};
     }
 
     // Large sizes: the reference is the seed's own act and out (bf16 bits). Each output within
@@ -336,9 +339,7 @@ private:
         if (!act.pass) return act;
         const auto got_act = row_norms(HostBuffer{"act", BufferRole::output, ElemType::bf16, outputs[0]}, s.i);
         const auto out_seed = bf16_reference_values(ref.results[1], s.t * s.h);
-        std::vector<double> want(out_seed.values.begin(), out_seed.values.end());
-        const size_t differing = correct_for_kernel_act(s, c, act_seed.values, as_bf16(outputs[0]), want);
-        const std::vector<float> want_f(want.begin(), want.end());
+        const auto want = out_for_kernel_act(s, c, out_seed.values, act_seed.values, as_bf16(outputs[0]));
         const ElementScale out_scale = [&](size_t n) {
             const size_t t = n / s.h, h = n % s.h;
             double sum = 0;
@@ -348,9 +349,9 @@ private:
             }
             return sum;
         };
-        CheckResult r = binding(act, check_bf16_per_element(as_bf16(outputs[1]), want_f, kTolerance, out_scale,
+        CheckResult r = binding(act, check_bf16_per_element(as_bf16(outputs[1]), want.values, kTolerance, out_scale,
                                                             out_seed.own_rounding, out_where));
-        r.message += fmt::format(" ({} act elements rounded the other way from the seed's)", differing);
+        r.message += fmt::format(" ({} act elements rounded the other way from the seed's)", want.differing);
         return r;
     }
 
