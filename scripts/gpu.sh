@@ -3,7 +3,7 @@
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
 # Usage: scripts/gpu.sh [build] [test] [calibrate] [ceilings] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
 #        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise] [report] [strategies]
-#        [tensor-ceilings] [ml-check] [bench-ml]
+#        [tensor-ceilings] [ml-check] [bench-ml] [ml-wrong] [nsight]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build test` runs the whole ctest within KEVO_CTEST_SECONDS (default 480), and
@@ -258,6 +258,38 @@ fi
 if want bench-ml; then
     resumable_bench bench-ml bench-ml "$OUT/bench-h200-ml.md" --backend cuda --pack ml
 fi 2>&1 | tee "$OUT/bench-ml.txt"; drop_if_empty "$OUT/bench-ml.txt"
+# Every deliberately wrong CUDA kernel of the ML pack (tests/candidates/<task>_*.cu) checked on the
+# GPU at the small profile on two input seeds: each must be rejected ($OUT/ml-wrong.txt).
+if want ml-wrong; then
+    for f in $(for task in $($KEVO tasks --pack ml --json | python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)["tasks"]))'); do
+                   ls tests/candidates/"$task"_*.cu 2>/dev/null | sed "s|^|$task |"; done | tr ' ' ':'); do
+        task=${f%%:*}; file=${f#*:}
+        for seed in ${ML_WRONG_SEEDS:-1 2}; do
+            printf '%s %s seed %s: ' "$task" "$(basename "$file")" "$seed"
+            timeout 120 $KEVO eval "$task" "$file" --backend cuda --profile small --sizes all --check-only --seed "$seed" \
+                --json 2>/dev/null < /dev/null | python3 -c 'import json,sys
+try: d = json.load(sys.stdin)
+except ValueError: print("no result (kevo failed)"); sys.exit()
+print(d["verdict"], (d["diagnostics"] or "")[:150].replace("\n", " "))'
+        done
+    done 2>&1 | tee "$OUT/ml-wrong.txt"
+fi
+# Nsight Compute on the best-known kernels of the ML goals that are missed (NSIGHT_TASKS): each
+# kernel launch of a checked and timed eval at the large profile (NSIGHT_SIZES, default all),
+# throughput, memory, occupancy and warp-stall sections, raw in $OUT/nsight-<sizes>.txt. The seed's kernel
+# has the same name; its launches are told apart by their block and grid.
+if want nsight; then
+    ncu --version | tail -1
+    for task in ${NSIGHT_TASKS:-attention_decode_paged rope kv_cache_write gemm_bf16}; do
+        echo "== $task"
+        timeout "${NSIGHT_SECONDS:-150}" ncu --target-processes all --clock-control none -k "regex:^${task}\$" -c "${NSIGHT_LAUNCHES:-12}" \
+            --section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
+            --section Occupancy --section LaunchStats --section WarpStateStats \
+            $KEVO eval "$task" "tasks/$task/best.cu" --backend cuda --profile large --sizes "${NSIGHT_SIZES:-all}" \
+            --seed 1 --warmup 0 --repeat 1 --timeout 200 < /dev/null 2>&1 | grep -vE "^==PROF==" | cut -c1-160
+    done > "$OUT/nsight-${NSIGHT_SIZES:-all}.txt" 2>&1
+    grep -E "^==|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Achieved Occupancy|Grid Size|Block Size|Registers Per" "$OUT/nsight-${NSIGHT_SIZES:-all}.txt" | head -150
+fi
 if want check-opencl; then
     # Every best.cl on every OpenCL device of the machine (NVIDIA's and PoCL's), at every small
     # size, correctness only; a kernel with a CPU and a GPU path (knob PATH) is checked on both.
