@@ -140,7 +140,7 @@ std::string render_bench_markdown(const BenchReport& report, const std::string& 
     out += fmt::format("- Date: {} (UTC). Driver: {}. Profile timed: `{}`.\n", report.started, report.device.driver, report.profile);
     out += fmt::format("- Produced by: `{}`\n", command);
     if (report.invocations.size() > 1) {
-        out += fmt::format("- Resumed with `--state`: {} invocations contributed rows (each row keeps the ceilings of the "
+        out += fmt::format("- Resumed with `--state`: {} invocations contributed checks or rows (each row keeps the ceilings of the "
                            "invocation that measured it):", report.invocations.size());
         for (const auto& i : report.invocations)
             out += fmt::format(" {} ({:.1f} GB/s, {:.0f} GFLOP/s);", i.started, i.bandwidth_gbs, i.fp32_gflops);

@@ -200,7 +200,7 @@ Expected<std::vector<std::string>> restore_bench_state(const nlohmann::json& sta
         if (!changes->empty()) remeasured.push_back(fmt::format("re-measuring {}: {}", it->task, fmt::join(*changes, "; ")));
         restored_any = restored_any || it->seed || !it->checks.empty();
     }
-    // Earlier invocations contributed rows only when some rows were kept.
+    // Earlier invocations contributed only when some of their checks or rows were kept.
     if (restored_any) {
         report.started = state.value("started", report.started);
         for (const auto& i : state.value("invocations", nlohmann::json::array()))
