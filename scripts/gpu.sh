@@ -51,10 +51,11 @@ export OCL_ICD_VENDORS=/tmp/kevo-icd
 export KEVO_CACHE_DIR="$PWD/build-gpu/cache"
 export LD_LIBRARY_PATH="$DEPS/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 KEVO=./build-gpu/kevo
-# Every task of the suite, or only those named in TASKS (space-separated), e.g. the ML pack's.
+# Every task of the suite (or of the pack named as the argument), or only those named in TASKS
+# (space-separated).
 tasks() {
     if [ -n "${TASKS:-}" ]; then echo "$TASKS"; return; fi
-    $KEVO tasks --json | python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)["tasks"]))'
+    $KEVO tasks ${1:+--pack "$1"} --json | python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)["tasks"]))'
 }
 # The OpenCL device that is the GPU (the image also registers PoCL, which may come first).
 ocl_gpu() { $KEVO devices --json | python3 -c 'import json,sys
@@ -241,7 +242,7 @@ fi 2>&1 | tee "$OUT/bench.txt"; drop_if_empty "$OUT/bench.txt"
 # (against the CPU reference), then best.cu timed at the large profile (against the device seed):
 # verdicts, fractions of the speed of light, limiters and check margins in $OUT/ml-check.txt.
 if want ml-check; then
-    for task in ${TASKS:-$($KEVO tasks --pack ml --json | python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)["tasks"]))')}; do
+    for task in $(tasks ml); do
         for run in "seed small --check-only" "best small --check-only" "best large"; do
             set -- $run
             # --timeout 120: topk_sampling's large check (2 x 1.2 GB per trial, checked on the host)
@@ -261,34 +262,37 @@ fi 2>&1 | tee "$OUT/bench-ml.txt"; drop_if_empty "$OUT/bench-ml.txt"
 # Every deliberately wrong CUDA kernel of the ML pack (tests/candidates/<task>_*.cu) checked on the
 # GPU at the small profile on two input seeds: each must be rejected ($OUT/ml-wrong.txt).
 if want ml-wrong; then
-    for f in $(for task in $($KEVO tasks --pack ml --json | python3 -c 'import json,sys; print(" ".join(t["name"] for t in json.load(sys.stdin)["tasks"]))'); do
-                   ls tests/candidates/"$task"_*.cu 2>/dev/null | sed "s|^|$task |"; done | tr ' ' ':'); do
-        task=${f%%:*}; file=${f#*:}
-        for seed in ${ML_WRONG_SEEDS:-1 2}; do
-            printf '%s %s seed %s: ' "$task" "$(basename "$file")" "$seed"
-            timeout 120 $KEVO eval "$task" "$file" --backend cuda --profile small --sizes all --check-only --seed "$seed" \
-                --json 2>/dev/null < /dev/null | python3 -c 'import json,sys
+    for task in $(tasks ml); do
+        for file in tests/candidates/"$task"_*.cu; do
+            [ -e "$file" ] || continue
+            for seed in ${ML_WRONG_SEEDS:-1 2}; do
+                printf '%s %s seed %s: ' "$task" "$(basename "$file")" "$seed"
+                timeout 120 $KEVO eval "$task" "$file" --backend cuda --profile small --sizes all --check-only --seed "$seed" \
+                    --json 2>/dev/null < /dev/null | python3 -c 'import json,sys
 try: d = json.load(sys.stdin)
 except ValueError: print("no result (kevo failed)"); sys.exit()
+if "error" in d: print("no verdict:", d["error"]["message"][:150]); sys.exit()
 print(d["verdict"], (d["diagnostics"] or "")[:150].replace("\n", " "))'
+            done
         done
     done 2>&1 | tee "$OUT/ml-wrong.txt"
 fi
 # Nsight Compute on the best-known kernels of the ML goals that are missed (NSIGHT_TASKS): each
 # kernel launch of a checked and timed eval at the large profile (NSIGHT_SIZES, default all),
-# throughput, memory, occupancy and warp-stall sections, raw in $OUT/nsight-<sizes>.txt. The seed's kernel
-# has the same name; its launches are told apart by their block and grid.
+# throughput, memory, occupancy and warp-stall sections, raw in $OUT/nsight-<task>-<sizes>.txt. The
+# seed's kernel has the same name; its launches are told apart by their block and grid.
 if want nsight; then
     ncu --version | tail -1
     for task in ${NSIGHT_TASKS:-attention_decode_paged rope kv_cache_write gemm_bf16}; do
+        raw="$OUT/nsight-$task-${NSIGHT_SIZES:-all}.txt"
         echo "== $task"
         timeout "${NSIGHT_SECONDS:-150}" ncu --target-processes all --clock-control none -k "regex:^${task}\$" -c "${NSIGHT_LAUNCHES:-12}" \
             --section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
             --section Occupancy --section LaunchStats --section WarpStateStats \
             $KEVO eval "$task" "tasks/$task/best.cu" --backend cuda --profile large --sizes "${NSIGHT_SIZES:-all}" \
-            --seed 1 --warmup 0 --repeat 1 --timeout 200 < /dev/null 2>&1 | grep -vE "^==PROF==" | cut -c1-160
-    done > "$OUT/nsight-${NSIGHT_SIZES:-all}.txt" 2>&1
-    grep -E "^==|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Achieved Occupancy|Grid Size|Block Size|Registers Per" "$OUT/nsight-${NSIGHT_SIZES:-all}.txt" | head -150
+            --seed 1 --warmup 0 --repeat 1 --timeout 200 < /dev/null 2>&1 | grep -vE "^==PROF==" | cut -c1-160 > "$raw"
+        grep -E "Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Achieved Occupancy|Grid Size|Block Size|Registers Per" "$raw" | head -60
+    done
 fi
 if want check-opencl; then
     # Every best.cl on every OpenCL device of the machine (NVIDIA's and PoCL's), at every small
