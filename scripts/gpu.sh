@@ -277,21 +277,27 @@ print(d["verdict"], (d["diagnostics"] or "")[:150].replace("\n", " "))'
         done
     done 2>&1 | tee "$OUT/ml-wrong.txt"
 fi
-# Nsight Compute on the best-known kernels of the ML goals that are missed (NSIGHT_TASKS): each
-# kernel launch of a checked and timed eval at the large profile (NSIGHT_SIZES, default all),
-# throughput, memory, occupancy and warp-stall sections, raw in $OUT/nsight-<task>-<sizes>.txt. The
-# seed's kernel has the same name; its launches are told apart by their block and grid.
+# Nsight Compute on the best-known kernels of the ML goals that are missed (NSIGHT_TASKS): the
+# launches of a checked and timed eval at the large profile (NSIGHT_SIZES: in, heldout or all,
+# default all), throughput, memory, occupancy and warp-stall sections, raw in
+# $OUT/nsight-<task>-<sizes>[-skip<N>].txt. Per size an eval launches seed, best, seed, best (the two
+# correctness trials) and then the timed best: NSIGHT_SKIP launches are run unprofiled first, so that
+# a later size is reached without replaying the earlier ones (a slow seed under replay takes
+# minutes). NSIGHT_KERNELS (a regex, default the task's name) names the kernels of a multi-kernel
+# task. The seed's kernel has the same name; its launches are told apart by their block and grid.
 if want nsight; then
     ncu --version | tail -1
+    skip="${NSIGHT_SKIP:-0}"
     for task in ${NSIGHT_TASKS:-attention_decode_paged rope kv_cache_write gemm_bf16}; do
-        raw="$OUT/nsight-$task-${NSIGHT_SIZES:-all}.txt"
+        raw="$OUT/nsight-$task-${NSIGHT_SIZES:-all}$([ "$skip" = 0 ] || echo "-skip$skip").txt"
         echo "== $task"
-        timeout "${NSIGHT_SECONDS:-150}" ncu --target-processes all --clock-control none -k "regex:^${task}\$" -c "${NSIGHT_LAUNCHES:-12}" \
+        timeout "${NSIGHT_SECONDS:-150}" ncu --target-processes all --clock-control none \
+            -k "regex:${NSIGHT_KERNELS:-^${task}\$}" -s "$skip" -c "${NSIGHT_LAUNCHES:-12}" \
             --section SpeedOfLight --section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis \
             --section Occupancy --section LaunchStats --section WarpStateStats \
             $KEVO eval "$task" "tasks/$task/best.cu" --backend cuda --profile large --sizes "${NSIGHT_SIZES:-all}" \
             --seed 1 --warmup 0 --repeat 1 --timeout 200 < /dev/null 2>&1 | grep -vE "^==PROF==" | cut -c1-160 > "$raw"
-        grep -E "Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Achieved Occupancy|Grid Size|Block Size|Registers Per" "$raw" | head -60
+        grep -E "^  [a-z_]+ \(|Duration|DRAM Throughput|Memory Throughput|Compute \(SM\)|Achieved Occupancy|Registers Per" "$raw" | head -80
     done
 fi
 if want check-opencl; then

@@ -25,6 +25,18 @@ void add_gate_figures(const nlohmann::json& summary, RunFigures& f) {
     f.heldout_verdict = f.gate_reason.rfind("recheck-", 0) == 0 ? f.gate_reason : string_field(best, "verdict");
 }
 
+// The search's score of the gate's first examination over the seed's, for a best the gate could not time.
+void add_search_speedup(const RunData& run, RunFigures& f) {
+    if (f.speedup || f.gate_reason.rfind("heldout-", 0) != 0 || !run.run.seed_score || *run.run.seed_score <= 0) return;
+    const auto candidate = number(run.run.summary["gate"].front(), "candidate_id");
+    for (const auto& it : run.iterations)
+        if (candidate && it.candidate_id == static_cast<int64_t>(*candidate) && it.score) {
+            f.speedup = *it.score / *run.run.seed_score;
+            f.speedup_from_search = true;
+            return;
+        }
+}
+
 }  // namespace
 
 bool is_evaluated_proposal(const IterationRecord& it) { return it.iteration > 0 && it.status == IterationStatus::evaluated; }
@@ -45,6 +57,7 @@ RunFigures run_figures(const RunData& run) {
             f.best_so_far[it.iteration] = best;
         }
     }
+    add_search_speedup(run, f);
     return f;
 }
 

@@ -15,6 +15,10 @@ namespace kevo {
 struct RunFigures {
     // The search's best (the gate's first examination), seed time / its time; absent before the gate.
     std::optional<double> speedup, heldout_speedup;
+    // A best that failed its held-out check was never timed by the gate (the evaluation stops at the
+    // failing check): its in-distribution speed-up is then the search's own, its score over the
+    // seed's, and this says so. One that failed in distribution on re-check keeps no figure.
+    bool speedup_from_search = false;
     std::string heldout_verdict;  // its worst verdict in the gate's rounds ("ok", "incorrect", ...), or "recheck-<verdict>"
                                   // when it failed in distribution on re-evaluation; empty before the gate
     std::string gate_reason;      // why it failed the gate ("heldout-incorrect", ...); empty when it passed or no gate

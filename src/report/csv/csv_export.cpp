@@ -19,14 +19,16 @@ std::string opt_int(const std::optional<int64_t>& v) { return v ? std::to_string
 CsvTable runs_table(const ReportData& data) {
     CsvTable t({"run_id", "task", "model", "strategy", "proposer", "seed", "backend", "device", "profile", "status",
                 "created_at", "updated_at", "iterations_done", "seed_score", "best_score", "outcome", "speedup",
-                "heldout_speedup", "heldout_verdict", "gate_reason", "tokens", "cost_usd", "study_id", "cell"});
+                "speedup_source", "heldout_speedup", "heldout_verdict", "gate_reason", "tokens", "cost_usd", "study_id",
+                "cell"});
     for (const auto& d : data.runs) {
         const auto& r = d.run;
         const RunFigures f = run_figures(d);
+        const std::string speedup_source = !f.speedup ? "" : f.speedup_from_search ? "search" : "gate";
         t.add_row({r.run_id, r.task, d.model, r.strategy, r.proposer, std::to_string(d.seed), r.backend, r.device, r.profile,
                    run_status_name(r.status), r.created_at, r.updated_at, std::to_string(r.iterations_done),
                    csv_number(r.seed_score), csv_number(r.best_score), f.outcome, csv_number(f.speedup),
-                   csv_number(f.heldout_speedup), f.heldout_verdict, f.gate_reason, std::to_string(f.tokens),
+                   speedup_source, csv_number(f.heldout_speedup), f.heldout_verdict, f.gate_reason, std::to_string(f.tokens),
                    csv_number(f.cost_usd), d.study_id, d.cell});
     }
     return t;

@@ -13,6 +13,9 @@ namespace kevo::html {
 
 namespace {
 
+// Beside an in-distribution speed-up that includes the search's own figure for a best the gate could not time.
+constexpr const char* kFromSearchMark = "*";
+
 std::string counts_text(const std::map<std::string, int>& counts) {
     std::string out;
     for (const auto& [name, n] : counts) out += fmt::format("{}{} {}", out.empty() ? "" : ", ", name, n);
@@ -50,8 +53,12 @@ std::string generalisation_figure(const std::vector<GroupRow>& rows, bool with_s
     chart.y = {"held-out speed-up (x seed)", true};
     chart.apart_label = "held-out not correct";
     std::map<std::string, size_t> series;
+    int undrawn = 0;
     for (const auto& r : rows) {
-        if (!r.speedup) continue;
+        if (!r.speedup) {
+            ++undrawn;
+            continue;
+        }
         const std::string name = series_name(r.key, with_strategy);
         const auto [at, added] = series.emplace(name, chart.series.size());
         if (added) chart.series.push_back(name);
@@ -61,13 +68,19 @@ std::string generalisation_figure(const std::vector<GroupRow>& rows, bool with_s
         // Drawn apart when most of the group's best kernels were not correct at the held-out size.
         p.apart = !r.heldout_speedup || 2 * r.heldout_correct < r.gated;
         p.y = r.heldout_speedup.value_or(0);
-        p.label = fmt::format("{} / {}: {} in distribution, {} held out ({} of {} held-out correct)", r.key.task, name,
-                              speedup_text(r.speedup), speedup_text(r.heldout_speedup), r.heldout_correct, r.gated);
+        p.label = fmt::format("{} / {}: {}{} in distribution, {} held out ({} of {} held-out correct)", r.key.task, name,
+                              speedup_text(r.speedup), r.speedup_from_search ? kFromSearchMark : "",
+                              speedup_text(r.heldout_speedup), r.heldout_correct, r.gated);
         chart.points.push_back(std::move(p));
     }
-    return figure("generalisation", render_scatter_chart(chart),
-                  "One point per task and model (the median over its runs). Points below the diagonal did not keep their "
-                  "speed-up at the held-out size; crosses in the strip were not correct there.");
+    std::string caption =
+        "One point per task and model (the median over its runs). Points below the diagonal did not keep their "
+        "speed-up at the held-out size; crosses in the strip were not correct there (their in-distribution figure is "
+        "the search's own, marked *, when the gate could not time them).";
+    if (undrawn)
+        caption += fmt::format(" Not drawn: {} group{} with no in-distribution figure (the best failed the gate's "
+                               "re-check in distribution, or no run reached the gate).", undrawn, undrawn == 1 ? "" : "s");
+    return figure("generalisation", render_scatter_chart(chart), caption);
 }
 
 std::string verdict_mix_figure(const ReportData& data) {
@@ -130,14 +143,15 @@ std::string results_table(const std::vector<GroupRow>& rows) {
     std::string out =
         "<section id=\"results\"><h2>Results</h2>\n<p>Per task and model (and strategy): the median over its runs of "
         "the search's best side by side with the seed in the gate, in distribution and at the held-out size; counts, "
-        "tokens and cost summed over the runs.</p>\n<table class=\"results\">\n<tr><th>task</th><th>model</th>"
+        "tokens and cost summed over the runs. * The median includes a best that failed its held-out check, which the "
+        "gate stops at before timing: its in-distribution figure is the search's own (its score over the seed's).</p>\n<table class=\"results\">\n<tr><th>task</th><th>model</th>"
         "<th>strategy</th><th>runs</th><th>in-distribution speed-up</th><th>held-out speed-up</th><th>held-out "
         "verdict</th><th>candidates by verdict</th><th>tokens</th><th>cost (USD)</th></tr>\n";
     for (const auto& r : rows)
         out += fmt::format("<tr class=\"group\" data-task=\"{}\" data-model=\"{}\" data-strategy=\"{}\">{}{}{}{}{}{}{}{}{}{}</tr>\n",
                            escape_html(r.key.task), escape_html(r.key.model), escape_html(r.key.strategy),
                            cell("task", r.key.task), cell("model", r.key.model), cell("strategy", r.key.strategy),
-                           cell("runs", std::to_string(r.run_ids.size())), cell("speedup", fixed3(r.speedup)),
+                           cell("runs", std::to_string(r.run_ids.size())), cell("speedup", fixed3(r.speedup) + (r.speedup_from_search ? kFromSearchMark : "")),
                            cell("heldout_speedup", fixed3(r.heldout_speedup)),
                            cell("heldout_verdict", counts_text(r.heldout_verdicts)),
                            cell("candidates", counts_text(r.candidates)), cell("tokens", std::to_string(r.tokens)),
@@ -178,7 +192,8 @@ std::string runs_section(const ReportData& data) {
                            escape_html(d.run.run_id), escape_html(d.run.run_id), escape_html(d.run.task),
                            escape_html(d.model), escape_html(d.run.strategy), d.seed, run_status_name(d.run.status),
                            f.outcome.empty() ? "" : ", " + escape_html(f.outcome), d.run.iterations_done,
-                           speedup_text(f.speedup), speedup_text(f.heldout_speedup));
+                           speedup_text(f.speedup) + (f.speedup_from_search ? " (the search's)" : ""),
+                           speedup_text(f.heldout_speedup));
         for (const auto& it : d.iterations) {
             const std::string text = it.verdict.empty() || it.verdict == "ok" ? it.note : it.diagnostics;
             out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"note\">{}</td></tr>\n",

@@ -25,6 +25,7 @@ void add_run(GroupRow& row, const RunData& d, std::vector<std::vector<double>>& 
         ++row.gated;
         ++row.heldout_verdicts[f.heldout_verdict];
         if (f.speedup) speedups.push_back(*f.speedup);
+        row.speedup_from_search += f.speedup_from_search;
         if (f.heldout_verdict == "ok") {
             ++row.heldout_correct;
             if (f.heldout_speedup) heldout.push_back(*f.heldout_speedup);

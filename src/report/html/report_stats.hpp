@@ -25,6 +25,7 @@ struct GroupRow {
     // Medians over the runs: the search's best, seed time / its time, in distribution (runs through
     // the gate) and at the held-out size (runs whose best was correct there).
     std::optional<double> speedup, heldout_speedup;
+    int speedup_from_search = 0;                 // runs whose in-distribution figure is the search's (RunFigures)
     int heldout_correct = 0, gated = 0;          // runs whose best was correct held out, of those through the gate
     std::map<std::string, int> heldout_verdicts;  // the best's held-out verdict, counted over the runs
     std::map<std::string, int> candidates;        // evaluated proposals by verdict, summed over the runs
