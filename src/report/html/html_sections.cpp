@@ -144,14 +144,16 @@ std::string results_table(const std::vector<GroupRow>& rows) {
         "<section id=\"results\"><h2>Results</h2>\n<p>Per task and model (and strategy): the median over its runs of "
         "the search's best side by side with the seed in the gate, in distribution and at the held-out size; counts, "
         "tokens and cost summed over the runs. * The median includes a best that failed its held-out check, which the "
-        "gate stops at before timing: its in-distribution figure is the search's own (its score over the seed's).</p>\n<table class=\"results\">\n<tr><th>task</th><th>model</th>"
+        "gate stops at before timing: its in-distribution figure is the search's own (its score over the seed's).</p>\n"
+        "<table class=\"results\">\n<tr><th>task</th><th>model</th>"
         "<th>strategy</th><th>runs</th><th>in-distribution speed-up</th><th>held-out speed-up</th><th>held-out "
         "verdict</th><th>candidates by verdict</th><th>tokens</th><th>cost (USD)</th></tr>\n";
     for (const auto& r : rows)
         out += fmt::format("<tr class=\"group\" data-task=\"{}\" data-model=\"{}\" data-strategy=\"{}\">{}{}{}{}{}{}{}{}{}{}</tr>\n",
                            escape_html(r.key.task), escape_html(r.key.model), escape_html(r.key.strategy),
                            cell("task", r.key.task), cell("model", r.key.model), cell("strategy", r.key.strategy),
-                           cell("runs", std::to_string(r.run_ids.size())), cell("speedup", fixed3(r.speedup) + (r.speedup_from_search ? kFromSearchMark : "")),
+                           cell("runs", std::to_string(r.run_ids.size())),
+                           cell("speedup", fixed3(r.speedup) + (r.speedup_from_search ? kFromSearchMark : "")),
                            cell("heldout_speedup", fixed3(r.heldout_speedup)),
                            cell("heldout_verdict", counts_text(r.heldout_verdicts)),
                            cell("candidates", counts_text(r.candidates)), cell("tokens", std::to_string(r.tokens)),
