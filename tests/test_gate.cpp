@@ -1,10 +1,12 @@
 // The gate on constructed EvalResults: a faster correct kernel passes and its held-out fraction and
 // speed-up agree (one set of samples); a kernel wrong at the held-out size, wrong on re-check,
 // slower than the seed by more than the spread, or slower only at the held-out size fails with the
-// reason that names it, while a loss within the noise passes; and run_gate walks back through the
-// candidates to the first that passes, the seed last.
+// reason that names it; a kernel within the noise of the seed (slightly slower or slightly faster)
+// is `within-noise`, and only a gain beyond the spread passes; run_gate walks back through the
+// candidates to the first that passes, stops at one within the noise, the seed last.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 
@@ -74,7 +76,7 @@ TEST(Gate, FasterCorrectKernelPassesAndItsHeldoutFiguresAgree) {
 TEST(Gate, HeldoutFiguresAgreeWithAnEvenNumberOfRounds) {
     // With two rounds the median is the lower one, a measured sample, not an average of two.
     const auto e = examine(attempt(1, "fast"), rounds(Kernel{}, {1.0, 1.1}), rounds(Kernel{0.5, 0.5}, {1.0, 1.3}));
-    ASSERT_TRUE(e.passed) << e.detail;
+    ASSERT_TRUE(e.heldout_speedup && e.heldout_fraction && e.seed_heldout_fraction) << e.detail;
     EXPECT_NEAR(*e.heldout_fraction / *e.seed_heldout_fraction, *e.heldout_speedup, 1e-12);
     EXPECT_NEAR(*e.heldout_speedup, 2.0, 1e-12);  // 1.0 (lower seed median) / 0.5 (lower candidate median)
 }
@@ -128,7 +130,7 @@ TEST(Gate, WrongOnReCheckInDistributionFails) {
     EXPECT_NE(e.detail.find("at size 256 in gate round 2"), std::string::npos) << e.detail;
 }
 
-TEST(Gate, SlowerThanTheSeedBeyondTheSpreadFailsWithinItPasses) {
+TEST(Gate, SlowerThanTheSeedBeyondTheSpreadFailsWithinItIsNoGain) {
     // 10% slower with 1% noise: a loss.
     const auto slow = examine(attempt(3, "slow"), rounds(Kernel{}, kJitters), rounds(Kernel{1.10, 1.0}, kJitters));
     EXPECT_FALSE(slow.passed) << slow.detail;
@@ -136,16 +138,35 @@ TEST(Gate, SlowerThanTheSeedBeyondTheSpreadFailsWithinItPasses) {
     EXPECT_EQ(slow.reason, "slower-than-seed");
     EXPECT_NEAR(*slow.speedup, 1 / 1.10, 1e-9);
     EXPECT_LT(*slow.speedup_spread, 0.1);
-    // 1% slower with 5% noise per evaluation: within the spread, so not a loss.
+    // 1% slower with 5% noise per evaluation: within the spread, so not a loss, and no gain either.
     Kernel noisy_seed, near{1.01, 1.0};
     noisy_seed.cv = near.cv = 0.05;
     const auto close = examine(attempt(3, "near"), rounds(noisy_seed, kJitters), rounds(near, kJitters));
-    EXPECT_TRUE(close.passed) << close.detail;
+    EXPECT_FALSE(close.passed) << close.detail;
+    EXPECT_EQ(close.failure, GateFailure::within_noise);
+    EXPECT_EQ(close.reason, "within-noise");
     EXPECT_LT(*close.speedup, 1.0);
     EXPECT_GT(*close.speedup_spread, 1 - *close.speedup);
     // 1% slower with the rounds drifting apart (the candidate's first round 8% slow): also noise.
     const auto drift = examine(attempt(3, "drift"), rounds(Kernel{}, {1.0, 1.0, 1.0}), rounds(Kernel{1.01, 1.0}, {1.08, 0.98, 1.0}));
-    EXPECT_TRUE(drift.passed) << drift.detail;
+    EXPECT_EQ(drift.failure, GateFailure::within_noise) << drift.detail;
+}
+
+TEST(Gate, FasterOnlyWithinTheSpreadIsNoGainBeyondItPasses) {
+    // 3% faster with 5% noise per evaluation and rounds that drift by 4%: not a gain.
+    Kernel noisy_seed, slightly{0.97, 0.97};
+    noisy_seed.cv = slightly.cv = 0.05;
+    const auto e = examine(attempt(2, "slightly"), rounds(noisy_seed, {1.0, 1.04, 0.98}), rounds(slightly, {1.03, 0.99, 1.0}));
+    EXPECT_FALSE(e.passed) << e.detail;
+    EXPECT_EQ(e.failure, GateFailure::within_noise);
+    ASSERT_TRUE(e.speedup && e.speedup_spread);
+    EXPECT_GT(*e.speedup, 1.0);
+    EXPECT_LE(std::log(*e.speedup), std::log1p(*e.speedup_spread));
+    EXPECT_NE(e.detail.find("not faster than the seed beyond the spread"), std::string::npos) << e.detail;
+    // 20% faster with 1% noise: a gain.
+    const auto fast = examine(attempt(2, "fast"), rounds(Kernel{}, kJitters), rounds(Kernel{0.8, 0.8}, kJitters));
+    EXPECT_TRUE(fast.passed) << fast.detail;
+    EXPECT_GT(std::log(*fast.speedup), std::log1p(*fast.speedup_spread));
 }
 
 TEST(Gate, SlowerOnlyAtTheHeldoutSizeFails) {
@@ -225,6 +246,33 @@ TEST(Gate, OutcomesImprovedNoGainAndTheSeedAsLastResort) {
     EXPECT_TRUE(fallback->recommended().passed);
     EXPECT_EQ(fallback->rejected()->iteration, 6);
     EXPECT_EQ(world.calls.size(), 2u + 6u);
+
+    // The best within the noise of the seed: the gate stops there (the older incumbent is not
+    // examined), hands out the seed and keeps the candidate beside it; the outcome is no_gain.
+    Kernel same_speed{1.0, 1.0};
+    same_speed.cv = 0.05;  // noisier than the fake world's 1-2% jitter between rounds
+    world.kernels["same"] = same_speed;
+    world.calls.clear();
+    auto same = run_gate(seed, {attempt(7, "same"), attempt(3, "good"), seed}, world.evaluate(), {});
+    ASSERT_TRUE(same.has_value());
+    EXPECT_EQ(same->outcome, RunOutcome::no_gain);
+    ASSERT_EQ(same->examined.size(), 2u);
+    EXPECT_EQ(same->recommended().iteration, 0);
+    EXPECT_EQ(same->rejected(), nullptr);
+    ASSERT_NE(same->within_noise(), nullptr);
+    EXPECT_EQ(same->within_noise()->iteration, 7);
+    EXPECT_EQ(std::count(world.calls.begin(), world.calls.end(), "good"), 0);
+
+    // A best that failed, then one within the noise: best_failed_gate, the seed handed out.
+    world.calls.clear();
+    auto failed_then_same = run_gate(seed, {attempt(8, "wrong"), attempt(7, "same"), seed}, world.evaluate(), {});
+    ASSERT_TRUE(failed_then_same.has_value());
+    EXPECT_EQ(failed_then_same->outcome, RunOutcome::best_failed_gate);
+    EXPECT_EQ(failed_then_same->recommended().iteration, 0);
+    ASSERT_NE(failed_then_same->rejected(), nullptr);
+    EXPECT_EQ(failed_then_same->rejected()->iteration, 8);
+    ASSERT_NE(failed_then_same->within_noise(), nullptr) << failed_then_same->examined[1].detail;
+    EXPECT_EQ(failed_then_same->within_noise()->iteration, 7);
 
     // An evaluation that cannot be made is an error.
     auto broken = [](const Attempt&) -> Expected<EvalResult> { return make_error("no device"); };

@@ -258,7 +258,10 @@ std::string iteration_name(int iteration) {
 std::string outcome_text(const RunSummary& s) {
     switch (s.outcome) {
         case RunOutcome::improved: return fmt::format("improved: {} passed the gate", iteration_name(s.recommended));
-        case RunOutcome::no_gain: return "no_gain: nothing beat the seed";
+        case RunOutcome::no_gain:
+            return s.within_noise ? fmt::format("no_gain: {} was within the noise of the seed; the seed is handed out",
+                                                iteration_name(s.within_noise->iteration))
+                                  : std::string("no_gain: nothing beat the seed");
         case RunOutcome::best_failed_gate:
             return fmt::format("best_failed_gate: the search's best ({}) failed the gate; handed out {}",
                                s.rejected ? iteration_name(s.rejected->iteration) : "-", iteration_name(s.recommended));
@@ -300,6 +303,8 @@ std::string summary_text(const RunSummary& s, const std::string& db) {
         num(s.heldout_seed_fraction, "{:.4f}"), s.heldout_best_verdict,
         with_spread(s.heldout_speedup, s.heldout_speedup_spread), proposals_text(s.proposals), s.best_path);
     if (s.rejected) out += fmt::format("  rejected kernel       {}   ({})\n", s.rejected->path, s.rejected->reason);
+    if (s.within_noise)
+        out += fmt::format("  within the noise      {}   ({})\n", s.within_noise->path, s.within_noise->detail);
     if (!s.ceilings.source.empty()) out += fmt::format("  {}\n", ceilings_text(s.ceilings));
     return out + fmt::format("  report                kevo report {} --db {}", s.run_id, db);
 }

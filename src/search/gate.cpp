@@ -95,6 +95,7 @@ std::optional<SpeedFigure> speed_figure(const std::vector<const EvalResult*>& se
 }
 
 bool loses(const SpeedFigure& f) { return !(f.speedup > 0) || std::log(f.speedup) < -f.spread_log; }
+bool gains(const SpeedFigure& f) { return f.speedup > 0 && std::log(f.speedup) > f.spread_log; }
 
 std::string speed_text(const SpeedFigure& f) { return fmt::format("{:.3f}x (spread {:.1f}%)", f.speedup, 100 * f.spread); }
 
@@ -201,6 +202,12 @@ const GateExamination* GateReport::rejected() const {
     return outcome == RunOutcome::best_failed_gate ? &examined.front() : nullptr;
 }
 
+const GateExamination* GateReport::within_noise() const {
+    for (const auto& e : examined)
+        if (e.failure == GateFailure::within_noise) return &e;
+    return nullptr;
+}
+
 GateExamination examine(const StoredAttempt& candidate, const std::vector<EvalResult>& seed_rounds,
                         const std::vector<EvalResult>& candidate_rounds) {
     GateExamination e = start_examination(candidate);
@@ -231,6 +238,11 @@ GateExamination examine(const StoredAttempt& candidate, const std::vector<EvalRe
         e.failure = GateFailure::slower_heldout;
         e.reason = "slower-heldout";
         e.detail = "slower than the seed at the held-out size by more than the spread: " + figures;
+    } else if (!in || !gains(*in)) {
+        e.passed = false;
+        e.failure = GateFailure::within_noise;
+        e.reason = "within-noise";
+        e.detail = "correct, but not faster than the seed beyond the spread: " + figures;
     } else {
         e.detail = "correct at every size in every round; " + figures;
     }
@@ -280,6 +292,7 @@ Expected<GateReport> run_gate(const StoredAttempt& seed, const std::vector<Store
             report.outcome = report.examined.size() == 1 ? RunOutcome::improved : RunOutcome::best_failed_gate;
             return report;
         }
+        if (report.examined.back().failure == GateFailure::within_noise) break;  // older incumbents are no faster
     }
     // The seed: the baseline, handed out when nothing else passed.
     const int rounds = std::max(1, options.rounds);
@@ -291,7 +304,11 @@ Expected<GateReport> run_gate(const StoredAttempt& seed, const std::vector<Store
     const std::vector<EvalResult> last(seed_pool.end() - rounds, seed_pool.end());
     report.examined.push_back(examine_seed(seed, last));
     say(examination_line(report.examined.back()));
-    report.outcome = report.examined.size() == 1 ? RunOutcome::no_gain : RunOutcome::best_failed_gate;
+    // The search's best within the noise (or only the seed examined) is no gain; a best that failed
+    // for a fault or a loss is best_failed_gate, whatever was examined after it.
+    const GateExamination& first = report.examined.front();
+    const bool only_noise = report.examined.size() == 1 || first.failure == GateFailure::within_noise;
+    report.outcome = only_noise ? RunOutcome::no_gain : RunOutcome::best_failed_gate;
     return report;
 }
 

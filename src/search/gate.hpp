@@ -1,10 +1,13 @@
 // The gate at the end of a run. It takes candidates in preference order (the (1+1) loop passes its
 // incumbents, newest first; a population strategy can pass its top-k) and examines them one by one,
 // each side by side with the seed, interleaved, for a few rounds on every size, held-out included,
-// until one passes. A kernel passes when it is correct at every size in every round and does not
-// lose to the seed: its speed-up (seed time / its time) is not below 1 by more than the spread,
-// in distribution or at the held-out size. The seed is the last resort. The first candidate is
-// what the search found; when it fails, the outcome says so and the passing one is handed out.
+// until one passes. A kernel passes when it is correct at every size in every round, is faster
+// than the seed beyond the spread in distribution (its speed-up, seed time / its time, above 1 by
+// more than the spread) and not slower beyond the spread at the held-out size. A kernel that is
+// correct and not slower, but not faster beyond the noise, is `within-noise`: the gate stops there
+// and hands out the seed (older incumbents are no faster), keeping that kernel beside it. The seed
+// is the last resort. The first candidate is what the search found; when it fails for a fault or a
+// loss, the outcome says so and the passing one (or the seed) is handed out.
 #pragma once
 
 #include <functional>
@@ -20,8 +23,8 @@
 namespace kevo {
 
 enum class RunOutcome {
-    improved,          // the search's best passed the gate and is not the seed
-    no_gain,           // nothing beat the seed; the seed is handed out
+    improved,          // the search's best passed the gate: faster than the seed beyond the spread
+    no_gain,           // nothing beat the seed beyond the noise; the seed is handed out
     best_failed_gate,  // the search's best failed the gate; an earlier incumbent (or the seed) is handed out
     interrupted,       // stopped by Ctrl-C / SIGTERM before the gate: the best so far is on disk, resumable
 };
@@ -35,6 +38,7 @@ enum class GateFailure {
     recheck_fault,     // wrong at an in-distribution size when evaluated again
     slower_than_seed,  // in distribution, slower than the seed by more than the spread
     slower_heldout,    // at the held-out size, slower than the seed by more than the spread
+    within_noise,      // correct and not slower, but not faster than the seed beyond the spread
 };
 
 // One round of an examination: both sides' verdicts and median times by size label.
@@ -53,7 +57,8 @@ struct GateExamination {
     int64_t candidate_id = 0;
     bool passed = false;
     GateFailure failure = GateFailure::none;
-    std::string reason;  // "heldout-incorrect", "recheck-timeout", "slower-than-seed", "slower-heldout"; empty when it passed
+    std::string reason;  // "heldout-incorrect", "recheck-timeout", "slower-than-seed", "slower-heldout", "within-noise";
+                         // empty when it passed
     std::string detail;  // one line with the figures: what failed where, or what passed
     Verdict verdict = Verdict::ok;
     std::optional<double> speedup, speedup_spread;                  // in distribution
@@ -78,6 +83,9 @@ struct GateReport {
     const GateExamination& recommended() const { return examined.back(); }
     // The search's best when it failed (best_failed_gate), else null.
     const GateExamination* rejected() const;
+    // The kernel that was correct and not slower but within the noise of the seed (the gate stopped
+    // there and handed out the seed), else null.
+    const GateExamination* within_noise() const;
 };
 
 struct GateOptions {

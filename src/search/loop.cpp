@@ -19,6 +19,7 @@
 #include "search/knob_defaults.hpp"
 #include "search/promotion.hpp"
 #include "search/search_state.hpp"
+#include "search/source_identity.hpp"
 #include "search/strategies/registry.hpp"
 #include "store/run_lock.hpp"
 #include "task/registry.hpp"
@@ -31,28 +32,6 @@ using Clock = std::chrono::steady_clock;
 
 // The same permanent proposer failure this many times in a row ends the run (failed, resumable).
 constexpr int kIdenticalPermanentFailures = 3;
-
-// A candidate's identity: its source up to line endings and trailing blanks, with the knob values
-// in force (the declared defaults filled in), so that a model echoing the seed, or spelling out a
-// default, is a duplicate and not evaluated again.
-std::string candidate_hash(const std::string& source, const std::map<std::string, std::string>& defines) {
-    std::string text;
-    size_t line_start = 0;
-    for (size_t i = 0; i <= source.size(); ++i) {
-        if (i < source.size() && source[i] != '\n') continue;
-        std::string_view line(source.data() + line_start, i - line_start);
-        while (!line.empty() && (line.back() == ' ' || line.back() == '\t' || line.back() == '\r')) line.remove_suffix(1);
-        text.append(line);
-        text += '\n';
-        line_start = i + 1;
-    }
-    while (text.size() > 1 && text[text.size() - 1] == '\n' && text[text.size() - 2] == '\n') text.pop_back();
-    std::map<std::string, std::string> in_force = defines;
-    if (auto directives = parse_directives(source))
-        if (auto values = knob_values(*directives, defines)) in_force = std::move(*values);
-    for (const auto& [k, v] : in_force) text += "\n-D" + k + "=" + v;
-    return hex64(hash64(text));
-}
 
 std::string score_text(const std::optional<double>& s) { return s ? fmt::format("{:.4f}", *s) : std::string("-"); }
 
@@ -355,6 +334,7 @@ private:
     Expected<void> evaluate_from() {
         const std::string& source = options_.from_source;
         const auto t0 = Clock::now();
+        if (candidate_hash(source, {}) == state_.seed().hash) return record_from_duplicate(t0);
         auto result = evaluate(Attempt{1, source, {}, {}}, SizeSelection::in);
         if (!result) return result.error();
         if (result->verdict != Verdict::ok) {
@@ -369,6 +349,28 @@ private:
             return r;
         say(fmt::format("[{:>3}/{}] from {}: score {} (the seed's {})", 1, last_iteration(), options_.from_file,
                         score_text(result->score), score_text(state_.seed().attempt.result.score)));
+        return {};
+    }
+
+    // A --from kernel that is the seed up to comments and layout: a duplicate, not evaluated; the
+    // seed stays the incumbent, so the run cannot hand the seed out as an improvement of itself.
+    Expected<void> record_from_duplicate(Clock::time_point t0) {
+        const std::string& source = options_.from_source;
+        const std::string hash = candidate_hash(source, {});
+        auto id = store_.add_candidate({0, run_.run_id, hash, state_.seed().candidate_id, "from", source, {}});
+        if (!id) return id.error();
+        IterationRecord rec;
+        rec.run_id = run_.run_id;
+        rec.iteration = 1;
+        rec.candidate_id = *id;
+        rec.status = IterationStatus::duplicate;
+        rec.diagnostics = fmt::format("--from {} is the seed (the same source once comments and layout are set aside); "
+                                      "not evaluated, and the seed stays the incumbent", options_.from_file);
+        rec.note = rec.diagnostics;
+        rec.seconds = seconds_since(t0);
+        if (auto r = record(rec, std::nullopt); !r) return r;
+        say(fmt::format("[{:>3}/{}] from {}: duplicate of the seed (comments and layout set aside); not evaluated", 1,
+                        last_iteration(), options_.from_file));
         return {};
     }
 
@@ -569,6 +571,8 @@ private:
         s.heldout_speedup_spread = handed.heldout_speedup_spread;
         s.heldout_best_verdict = verdict_name(handed.verdict);
         s.gate = report.examined;
+        if (const GateExamination* close = report.within_noise())
+            s.within_noise = RejectedKernel{close->iteration, close->candidate_id, "", close->reason, close->detail};
         s.ceilings = handed.result.ceilings;
         s.proposals = state_.counts();
         s.cost_usd = state_.cost_usd();
@@ -582,7 +586,9 @@ private:
         const fs::path dir = run_dir();
         std::error_code ec;
         for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-            if (it->path().filename().string().rfind("rejected-", 0) == 0) fs::remove(it->path(), ec);  // an earlier, interrupted gate's
+            if (const std::string name = it->path().filename().string();
+                name.rfind("rejected-", 0) == 0 || name.rfind("candidate-within-noise.", 0) == 0)
+                fs::remove(it->path(), ec);  // an earlier, interrupted gate's
         auto write = [&](const GateExamination& e, const std::string& name) -> Expected<std::string> {
             const Attempt& a = attempt_with_id(e.candidate_id).attempt;
             const std::string path = (dir / (name + "." + suffix_)).string();
@@ -592,7 +598,10 @@ private:
                                        e.heldout_fraction ? fmt::format("{:.4f}", *e.heldout_fraction) : "-",
                                        e.speedup ? fmt::format("{:.3f}x", *e.speedup) : "-",
                                        e.heldout_speedup ? fmt::format("{:.3f}x", *e.heldout_speedup) : "-")
-                         : fmt::format("FAILED the held-out gate ({}): {}", e.reason, e.detail);
+                         : e.failure == GateFailure::within_noise
+                             ? fmt::format("NOT handed out: within the noise of the seed ({}); the seed is handed out "
+                                           "as best.{} (outcome {})", e.detail, suffix_, outcome_name(report.outcome))
+                             : fmt::format("FAILED the held-out gate ({}): {}", e.reason, e.detail);
             if (auto w = write_file_atomic(path, standalone_kernel(a, status)); !w) return w.error();
             return path;
         };
@@ -603,6 +612,11 @@ private:
             auto path = write(*bad, "rejected-" + bad->reason);
             if (!path) return path.error();
             summary.rejected = RejectedKernel{bad->iteration, bad->candidate_id, *path, bad->reason, bad->detail};
+        }
+        if (const GateExamination* close = report.within_noise()) {
+            auto path = write(*close, "candidate-within-noise");
+            if (!path) return path.error();
+            summary.within_noise->path = *path;
         }
         return {};
     }

@@ -53,7 +53,8 @@ struct RunOptions {
     nlohmann::json settings;        // the command line as given, stored with the run
 };
 
-// The search's best when it failed the gate: kept beside best.<suffix> under a name saying why.
+// A kernel the gate did not hand out, kept beside best.<suffix> under a name saying why: the
+// search's best that failed (rejected-<reason>), or one within the noise (candidate-within-noise).
 struct RejectedKernel {
     int iteration = 0;
     int64_t candidate_id = 0;
@@ -78,6 +79,8 @@ struct RunSummary {
     std::string heldout_best_verdict;
     std::string best_path;
     std::optional<RejectedKernel> rejected;         // set for best_failed_gate
+    std::optional<RejectedKernel> within_noise;     // a kernel correct but not faster beyond the spread, kept
+                                                    // beside the seed as candidate-within-noise.<suffix>
     std::vector<GateExamination> gate;              // every kernel the gate examined, in order
     CeilingsUsed ceilings;                          // what the gate's fractions were divided by
     ProposalCounts proposals;                       // what became of the proposals
@@ -86,7 +89,7 @@ struct RunSummary {
 };
 KEVO_JSON_FIELDS(RunSummary, run_id, task, proposer, strategy, population, outcome, recommended, iterations, seed_score, best_score, speedup,
                  speedup_spread, heldout_fraction, heldout_seed_fraction, heldout_speedup, heldout_speedup_spread,
-                 heldout_best_verdict, best_path, rejected, gate, ceilings, stop_reason, proposals, cost_usd)
+                 heldout_best_verdict, best_path, rejected, within_noise, gate, ceilings, stop_reason, proposals, cost_usd)
 
 // What `kevo run --resume` may change: a longer search or larger budgets (nothing that would change
 // what the stored iterations mean).

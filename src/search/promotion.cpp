@@ -1,7 +1,7 @@
 // See promotion.hpp. The rules, with gains and spreads relative (log-ratio) figures:
 // - first evaluation: gain = candidate score / incumbent score - 1; spread = two standard errors
-//   of the difference of the two medians at the noisiest size. gain > spread accepts, gain <= 0
-//   rejects, anything between is too close.
+//   of the difference of the two medians at the noisiest size. gain <= 0 rejects; gain > spread
+//   says "looks better", anything between is too close. Only the re-timed rounds can accept.
 // - re-timed: round r gives the paired log-ratio l_r = ln(candidate score / incumbent score).
 //   The gain is exp(mean l) - 1 and its spread that of paired_estimate. Only mean l > spread
 //   accepts. The gate (gate.cpp) judges a loss against the seed with the same estimate.
@@ -139,8 +139,11 @@ PromotionDecision judge_retimed(const std::vector<EvalResult>& candidate, const 
 
 Expected<PromotionDecision> decide_promotion(const Attempt& candidate, const Attempt& incumbent,
                                              const EvaluateAttempt& evaluate, int rounds) {
+    // The first evaluation can only reject: the incumbent's figures come from another window, and a
+    // drift between the two (a busy machine, clocks, another calibration) must not promote. A
+    // candidate that looks better, clearly or not, is re-timed beside the incumbent.
     PromotionDecision first = judge(candidate.result, incumbent.result);
-    if (first.decision != Promotion::too_close) return first;
+    if (first.decision == Promotion::reject) return first;
     std::vector<EvalResult> mine, theirs;
     for (int r = 0; r < rounds; ++r) {
         // Which kernel goes first alternates, so that a drift within a round favours neither.

@@ -1,8 +1,10 @@
-// Noise-aware promotion for the (1+1) strategy: a candidate replaces the incumbent only when its
-// gain exceeds the measured spread. When the first evaluation is too close to call, both kernels
-// are re-timed interleaved for a few rounds and the gain and its spread are computed from those
-// paired samples; a gain within that spread keeps the incumbent. Sizes the evaluator marked noisy
-// are named in the decision text.
+// Noise-aware promotion: a candidate replaces the incumbent only when its gain exceeds the measured
+// spread against the incumbent re-timed beside it. The first evaluation is compared with the
+// incumbent's stored one only to reject (not better); a candidate that looks better, by any margin,
+// is re-timed interleaved with the incumbent for a few rounds and the gain and its spread are
+// computed from those paired samples alone, so that a drift between windows cannot promote it; a
+// gain within that spread keeps the incumbent. Sizes the evaluator marked noisy are named in the
+// decision text.
 #pragma once
 
 #include <functional>
@@ -34,7 +36,7 @@ PromotionDecision judge(const EvalResult& candidate, const EvalResult& incumbent
 // `incumbent`. Never too_close: a gain within the spread rejects.
 PromotionDecision judge_retimed(const std::vector<EvalResult>& candidate, const std::vector<EvalResult>& incumbent);
 
-// judge, and when that is too close, `rounds` interleaved re-timings through `evaluate` (the
+// judge, and unless that rejects, `rounds` interleaved re-timings through `evaluate` (the
 // in-distribution sizes) and judge_retimed. An Error only when an evaluation could not be made.
 using EvaluateAttempt = std::function<Expected<EvalResult>(const Attempt&)>;
 Expected<PromotionDecision> decide_promotion(const Attempt& candidate, const Attempt& incumbent,
