@@ -17,6 +17,7 @@
 #include "core/files.hpp"
 #include "core/interrupt.hpp"
 #include "core/rng.hpp"
+#include "eval/calibration.hpp"
 #include "report/eval_text.hpp"
 #include "search/loop.hpp"
 #include "search/proposers/cmd.hpp"
@@ -49,7 +50,7 @@ const RunOptions kRunDefaults{};
 struct RunCliOptions {
     DeviceOptions device;
     std::string task, profile, proposer = "tune", strategy = kRunDefaults.strategy, model, base_url, command, replay_dir,
-                resume, run_id, study, db = "kevo.db", roofline = "static", output_dir = "kevo-runs", from;
+                resume, run_id, study, db = "kevo.db", roofline = "static", output_dir = "kevo-runs", from, ceilings_file;
     int iterations = kRunDefaults.iterations, warmup = kRunDefaults.warmup, repeat = kRunDefaults.repeat,
         max_repeat = kRunDefaults.max_repeat,
         stagnation = kRunDefaults.stagnation_window, gate_rounds = kRunDefaults.gate_rounds, gate_top = kRunDefaults.gate_top,
@@ -396,6 +397,17 @@ int run(RunCliOptions& o) {
             options.from_file = o.from;
             options.from_source = std::move(*source);
         }
+        if (!o.ceilings_file.empty()) {
+            auto text = read_text_file(o.ceilings_file);
+            if (!text) return fail("--ceilings: " + text.error().message);
+            auto doc = nlohmann::json::parse(*text, nullptr, false);
+            if (doc.is_discarded())
+                return fail(fmt::format("--ceilings {}: not JSON (expected a calibration as kevo's cache holds it)",
+                                        o.ceilings_file));
+            if (auto calibration = calibration_from_json(doc); !calibration)
+                return fail(fmt::format("--ceilings {}: {}", o.ceilings_file, calibration.error().message));
+            options.ceilings = std::move(doc);
+        }
         options.settings = nlohmann::json::object();
         for_each_proposer_setting(o, [&](const char* key, const auto& value) { options.settings[key] = value; });
         if (!o.study.empty()) {
@@ -455,6 +467,9 @@ void setup_run(CLI::App& app, int& exit_code) {
     cmd->add_option("--from", o->from,
                     "start from your own kernel FILE instead of the shipped seed (iteration 1; the seed stays the "
                     "gate's baseline)");
+    cmd->add_option("--ceilings", o->ceilings_file,
+                    "divide every figure of the run by the ceilings in FILE (a calibration JSON as kevo's cache holds "
+                    "it; kevo sweep pins one per study) instead of the device's calibration when the run starts");
     cmd->add_option("--model", o->model, "LLM model name (llm)");
     cmd->add_option("--base-url", o->base_url, "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (llm); key from KEVO_API_KEY or OPENAI_API_KEY");
     cmd->add_option("--temperature", o->temperature_text, "sampling temperature, or none to send none (llm)")

@@ -26,6 +26,7 @@ Expected<Calibration> CeilingKeeper::measure_and_store() {
 }
 
 Expected<const Calibration*> CeilingKeeper::current() {
+    if (pinned_) return &*pinned_;
     if (in_force_) return &*in_force_;
     if (auto cached = load_cached_calibration(device_.info())) {
         in_force_ = std::move(*cached);
@@ -47,6 +48,11 @@ Expected<const Calibration*> CeilingKeeper::current() {
 }
 
 const Calibration* CeilingKeeper::remeasure(const std::string& why) {
+    if (pinned_) {
+        pinned_warnings_.push_back(fmt::format("{}; not re-measured: the run scores against the ceilings it started "
+                                               "with (measured {})", why, pinned_->measured_at));
+        return nullptr;
+    }
     if (remeasured_) return nullptr;
     remeasured_ = true;
     const std::optional<Calibration> before = in_force_;
@@ -67,10 +73,16 @@ void CeilingKeeper::adopt(Calibration measured) {
     warnings_.clear();
 }
 
+void CeilingKeeper::pin(std::optional<Calibration> pinned) {
+    pinned_ = std::move(pinned);
+    pinned_warnings_.clear();
+}
+
 std::vector<std::string> CeilingKeeper::warnings() const {
-    std::vector<std::string> out = warnings_;
-    if (in_force_)
-        for (const auto& note : in_force_->notes) out.push_back("calibration: " + note);
+    std::vector<std::string> out = pinned_ ? pinned_warnings_ : warnings_;
+    const std::optional<Calibration>& used = pinned_ ? pinned_ : in_force_;
+    if (used)
+        for (const auto& note : used->notes) out.push_back("calibration: " + note);
     return out;
 }
 

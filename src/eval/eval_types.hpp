@@ -47,6 +47,9 @@ struct EvalRequest {
     uint64_t seed = 0;              // correctness inputs derive from this
     bool check_only = false;        // skip timing
     bool device_reference = false;  // every size's reference from the task's seed on the device
+    // The ceilings to score against (a Calibration's JSON, eval/calibration.hpp), pinned by the run or
+    // study that asks; null: the worker's own (the cache, measured on first use).
+    nlohmann::json ceilings;
 };
 
 struct CompileMessage {
@@ -157,7 +160,7 @@ void from_json(const nlohmann::json& j, Limiter& v);
 const char* roofline_mode_name(RooflineMode mode);
 
 KEVO_JSON_FIELDS(EvalRequest, task, profile, source, source_name, defines, sizes, warmup, repeat, max_repeat, noise_cv, timeout_s,
-                 compile_timeout_s, roofline, seed, check_only, device_reference)
+                 compile_timeout_s, roofline, seed, check_only, device_reference, ceilings)
 KEVO_JSON_FIELDS(CompileMessage, line, column, severity, message)
 KEVO_JSON_FIELDS(KernelResources, kernel, registers, shared_bytes, local_bytes, max_threads, block, per_thread,
                  dynamic_shared_bytes)

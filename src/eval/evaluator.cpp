@@ -121,16 +121,31 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
     return result;
 }
 
+std::function<std::optional<std::string>(const nlohmann::json*)> Evaluator::progress_only() const {
+    return [this](const nlohmann::json* event) -> std::optional<std::string> {
+        if (interrupt_requested()) return std::string("interrupted");
+        if (event && event->value("event", "") == "progress" && options_.progress)
+            options_.progress(event->value("message", ""));
+        return std::nullopt;
+    };
+}
+
+Expected<Calibration> Evaluator::ceilings() {
+    auto info = client_.ensure_started();
+    if (!info) return info.error();
+    auto outcome = client_.exchange({{"op", "ceilings"}}, {"ceilings", "error", "fatal"},
+                                    progress_only());
+    if (outcome.kind != ExchangeOutcome::Kind::reply)
+        return make_error(fmt::format("reading the ceilings failed: the worker {}", outcome.detail));
+    if (outcome.reply.value("event", "") != "ceilings") return make_error(outcome.reply.value("error", "no ceilings"));
+    return calibration_from_json(outcome.reply.at("calibration"));
+}
+
 Expected<Calibration> Evaluator::calibrate(bool quick) {
     auto info = client_.ensure_started();
     if (!info) return info.error();
     auto outcome = client_.exchange({{"op", "calibrate"}, {"quick", quick}}, {"calibration", "error", "fatal"},
-                                    [&](const nlohmann::json* event) -> std::optional<std::string> {
-                                        if (interrupt_requested()) return std::string("interrupted");
-                                        if (event && event->value("event", "") == "progress" && options_.progress)
-                                            options_.progress(event->value("message", ""));
-                                        return std::nullopt;
-                                    });
+                                    progress_only());
     if (outcome.kind != ExchangeOutcome::Kind::reply)
         return make_error(fmt::format("calibration failed: the worker {}", outcome.detail));
     if (outcome.reply.value("event", "") != "calibration") return make_error(outcome.reply.value("error", "calibration failed"));

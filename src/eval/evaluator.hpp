@@ -30,10 +30,15 @@ public:
     // compile_only: static scan, directives and compilation; nothing runs.
     Expected<EvalResult> evaluate(const EvalRequest& request, bool compile_only = false);
     Expected<Calibration> calibrate(bool quick);
+    // The ceilings the worker scores against when a request pins none (cached, or measured now on
+    // first use): what a run or a study pins for all of its evaluations.
+    Expected<Calibration> ceilings();
     int worker_restarts() const { return client_.restarts(); }
 
 private:
     EvaluatorOptions options_;
+    // An exchange's event check that forwards progress lines and stops on Ctrl-C / SIGTERM.
+    std::function<std::optional<std::string>(const nlohmann::json*)> progress_only() const;
     WorkerClient client_;
 };
 

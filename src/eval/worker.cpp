@@ -58,6 +58,14 @@ EvalResult compile_only(const EvalRequest& request, const DeviceInfo& info, Lang
     return result;
 }
 
+// The ceilings a request pins, read strictly: a malformed pin is kevo's fault, never the candidate's.
+Expected<std::optional<Calibration>> pinned_ceilings(const EvalRequest& request) {
+    if (request.ceilings.is_null()) return std::optional<Calibration>();
+    auto calibration = calibration_from_json(request.ceilings);
+    if (!calibration) return make_error("the request's pinned ceilings cannot be read: " + calibration.error().message);
+    return std::optional<Calibration>(std::move(*calibration));
+}
+
 int serve_offline(Backend& backend, const std::string& arch, LineChannel& channel) {
     DeviceInfo info;
     info.backend = backend.name();
@@ -135,6 +143,10 @@ int run_worker(const std::string& backend_name, int device_index, int read_fd, i
                 channel.send({{"event", "calibration"}, {"calibration", to_json(*measured)},
                               {"stored", stored.has_value()}, {"store_error", stored ? "" : stored.error().message}});
             }
+        } else if (op == "ceilings") {
+            auto in_force = ceilings.current();
+            if (!in_force) channel.send({{"event", "error"}, {"error", in_force.error().message}});
+            else channel.send({{"event", "ceilings"}, {"calibration", to_json(**in_force)}});
         } else if (op == "compile") {
             auto request = eval_request_from_json(message->value("request", nlohmann::json::object()));
             if (!request) {
@@ -156,7 +168,14 @@ int run_worker(const std::string& backend_name, int device_index, int read_fd, i
                 channel.send({{"event", "error"}, {"error", request.error().message}});
                 continue;
             }
+            auto pinned = pinned_ceilings(*request);
+            if (!pinned) {
+                channel.send({{"event", "error"}, {"error", pinned.error().message}});
+                continue;
+            }
+            ceilings.pin(std::move(*pinned));
             EvalResult result = runner.evaluate(*request);
+            ceilings.pin(std::nullopt);
             const bool poisoned = (*device)->is_poisoned();
             channel.send({{"event", "result"}, {"result", to_json(result)}, {"poisoned", poisoned}});
             if (poisoned) return 3;  // the context is unusable; the parent starts a fresh worker

@@ -15,6 +15,7 @@
 #include "core/files.hpp"
 #include "core/hash.hpp"
 #include "core/interrupt.hpp"
+#include "eval/calibration.hpp"
 #include "eval/directives.hpp"
 #include "search/knob_defaults.hpp"
 #include "search/promotion.hpp"
@@ -206,6 +207,7 @@ private:
         r.timeout_s = options_.timeout_s;
         r.roofline = options_.roofline;
         r.seed = options_.seed & 0xFFFFFFFFull;
+        r.ceilings = options_.ceilings;
         return evaluator_.evaluate(r);
     }
 
@@ -657,9 +659,51 @@ Expected<RunOptions> run_options_from_json(const nlohmann::json& j) {
 SearchLoop::SearchLoop(Evaluator& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress)
     : evaluator_(evaluator), store_(store), proposer_(proposer), progress_(std::move(progress)) {}
 
-Expected<RunSummary> SearchLoop::start(const RunOptions& options, const std::string& run_id) {
+// The ceilings a new run pins: those given (checked against the device), else the device's own.
+Expected<nlohmann::json> SearchLoop::ceilings_to_pin(const nlohmann::json& given, const DeviceInfo& device) {
+    if (given.is_null()) {
+        auto in_force = evaluator_.ceilings();
+        if (!in_force) return in_force.error();
+        return to_json(*in_force);
+    }
+    auto calibration = calibration_from_json(given);
+    if (!calibration) return make_error("the ceilings given cannot be read: " + calibration.error().message);
+    if (calibration->device_name != device.name)
+        return make_error(fmt::format("the ceilings given were measured on {}, not on this run's device {}",
+                                      calibration->device_name, device.name));
+    return given;
+}
+
+// A resumed run keeps its ceilings; a newer calibration of the device is reported, never mixed in.
+// A run stored before runs pinned their ceilings pins the device's current ones from here on.
+Expected<void> SearchLoop::keep_ceilings(RunOptions& options, const std::string& run_id) {
+    auto current = evaluator_.ceilings();
+    if (!current) return current.error();
+    if (options.ceilings.is_null()) {
+        options.ceilings = to_json(*current);
+        if (progress_)
+            progress_(fmt::format("run {} was stored without pinned ceilings; from here on it divides by the device's "
+                                  "current ones ({:.1f} GB/s, {:.1f} GFLOP/s, measured {})", run_id, current->bandwidth_gbs,
+                                  current->fp32_gflops, current->measured_at));
+        return {};
+    }
+    auto pinned = calibration_from_json(options.ceilings);
+    if (!pinned) return make_error(fmt::format("run {}: its pinned ceilings cannot be read: {}", run_id, pinned.error().message));
+    if (progress_ && pinned->measured_at != current->measured_at)
+        progress_(fmt::format("run {} keeps the ceilings it started with ({:.1f} GB/s, {:.1f} GFLOP/s, measured {}); the "
+                              "device's newer calibration ({:.1f} GB/s, {:.1f} GFLOP/s, measured {}) is not mixed in",
+                              run_id, pinned->bandwidth_gbs, pinned->fp32_gflops, pinned->measured_at,
+                              current->bandwidth_gbs, current->fp32_gflops, current->measured_at));
+    return {};
+}
+
+Expected<RunSummary> SearchLoop::start(const RunOptions& given, const std::string& run_id) {
     auto info = evaluator_.device();
     if (!info) return info.error();
+    RunOptions options = given;
+    auto ceilings = ceilings_to_pin(given.ceilings, *info);
+    if (!ceilings) return ceilings.error();
+    options.ceilings = std::move(*ceilings);
     RunRecord run;
     run.run_id = run_id.empty() ? timestamped_id('r') : run_id;
     run.task = options.task;
@@ -693,6 +737,7 @@ Expected<RunSummary> SearchLoop::resume(const std::string& run_id, const RunExte
     if (extension.max_wall_s) options->max_wall_s = *extension.max_wall_s;
     if (extension.max_cost_usd) options->max_cost_usd = *extension.max_cost_usd;
     if (extension.max_tokens_total) options->max_tokens_total = *extension.max_tokens_total;
+    if (auto kept = keep_ceilings(*options, run_id); !kept) return kept.error();
     if (run->status == RunStatus::finished) {
         // Searching on after the gate: its verdict no longer holds, and it runs again at the end.
         if (auto r = store_.clear_heldout(run_id); !r) return r.error();

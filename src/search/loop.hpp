@@ -51,6 +51,9 @@ struct RunOptions {
     std::string from_file;          // --from: the user's starting kernel (iteration 1), its path ...
     std::string from_source;        // ... and its text as read at the start (a resume does not reread it)
     nlohmann::json settings;        // the command line as given, stored with the run
+    // The ceilings every evaluation of the run divides by (a Calibration's JSON): pinned when the
+    // run starts (given by a sweep, or the device's calibration then), kept on --resume.
+    nlohmann::json ceilings;
 };
 
 // A kernel the gate did not hand out, kept beside best.<suffix> under a name saying why: the
@@ -116,13 +119,15 @@ private:
     std::function<void(const std::string&)> progress_;
 
     Expected<RunSummary> drive(RunRecord run, const RunOptions& options);
+    Expected<nlohmann::json> ceilings_to_pin(const nlohmann::json& given, const DeviceInfo& device);
+    Expected<void> keep_ceilings(RunOptions& options, const std::string& run_id);
 };
 
 // The options as stored with a run (RunRecord::settings); a field a stored run lacks keeps its default.
 KEVO_JSON_FIELDS(RunOptions, task, backend, device, profile, proposer, strategy, iterations, max_wall_s, max_cost_usd,
                  max_tokens_total, stagnation_window, history, gate_rounds, gate_top, islands, migration_every, warmup, repeat,
                  max_repeat, noise_cv, timeout_s, roofline, seed, output_dir, from_file,
-                 from_source, settings)
+                 from_source, settings, ceilings)
 Expected<RunOptions> run_options_from_json(const nlohmann::json& j);
 // What the run's strategy is configured with, from its options.
 StrategySettings strategy_settings(const RunOptions& options);

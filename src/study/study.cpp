@@ -110,6 +110,7 @@ std::vector<std::string> run_arguments(const Study& study, const StudyCell& cell
         args.insert(args.end(), {"--max-cost", fmt::format("{}", study.budget.max_cost_usd)});
     add_options(args, run_keys(), study.run_options, cell.task);
     add_options(args, model_keys(), model.options, cell.task);
+    if (!target.ceilings_file.empty()) args.insert(args.end(), {"--ceilings", target.ceilings_file});
     const nlohmann::json tag = {{"study_id", target.study_id}, {"cell", cell.key}, {"model", model.name}};
     args.insert(args.end(), {"--study", tag.dump()});
     return args;

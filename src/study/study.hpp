@@ -64,6 +64,7 @@ std::string start_kernel(const Study& study, const std::string& task);
 // Where a cell's run goes: the store, the folder of best kernels, the study and the run's id.
 struct CellTarget {
     std::string db, out_dir, study_id, run_id;
+    std::string ceilings_file;  // the study's pinned ceilings (empty: the run pins the device's own)
 };
 // `kevo run`'s arguments (after "run") for a fresh run of the cell, tagged with its study.
 std::vector<std::string> run_arguments(const Study& study, const StudyCell& cell, const CellTarget& target);

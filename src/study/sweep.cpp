@@ -14,6 +14,9 @@
 #include "backend/registry.hpp"
 #include "core/clock.hpp"
 #include "core/interrupt.hpp"
+#include "core/files.hpp"
+#include "eval/calibration.hpp"
+#include "eval/evaluator.hpp"
 #include "eval/worker_client.hpp"
 #include "store/run_lock.hpp"
 #include "study/child_process.hpp"
@@ -80,6 +83,7 @@ public:
             return make_error(fmt::format("study {} is being swept by another process: {}", summary_.study_id,
                                           lock.error().message));
         if (auto r = record_cells(); !r) return r.error();
+        if (auto r = pin_ceilings(); !r) return r.error();
         return sweep();
     }
 
@@ -92,6 +96,7 @@ private:
     fs::path log_dir_;
     std::vector<std::pair<size_t, ChildProcess>> active_;
     std::vector<bool> recorded_;  // the cell's row names its run (which must exist first: a foreign key)
+    std::string ceilings_file_;   // the study's pinned ceilings, passed to every new cell's run
 
     void say(const std::string& line) const {
         if (options_.say) options_.say(line);
@@ -168,6 +173,37 @@ private:
         return {};
     }
 
+    // The study's ceilings, fixed once for all its cells: those an earlier run of the study pinned
+    // (a resumed sweep), else the device's calibration now. Written beside the logs for the children.
+    Expected<void> pin_ceilings() {
+        nlohmann::json pinned;
+        for (const auto& p : summary_.cells) {
+            auto run = store_.load_run(p.run_id);
+            if (!run) continue;
+            pinned = run->settings.value("ceilings", nlohmann::json());
+            if (!pinned.is_null()) break;
+        }
+        if (pinned.is_null()) {
+            auto backend = resolve_backend_name(study_.backend);
+            if (!backend) return backend.error();
+            EvaluatorOptions eo;
+            eo.backend = *backend;
+            eo.device = study_.device;
+            eo.worker_executable = options_.executable;
+            Evaluator evaluator(eo);
+            auto measured = evaluator.ceilings();
+            if (!measured) return make_error("the study's ceilings: " + measured.error().message);
+            pinned = to_json(*measured);
+        }
+        auto calibration = calibration_from_json(pinned);
+        if (!calibration) return make_error("the study's pinned ceilings cannot be read: " + calibration.error().message);
+        ceilings_file_ = (log_dir_ / "ceilings.json").string();
+        if (auto w = write_file_atomic(ceilings_file_, pinned.dump(1) + "\n"); !w) return w.error();
+        say(fmt::format("ceilings for every cell: {:.1f} GB/s, {:.1f} GFLOP/s on {} (measured {})", calibration->bandwidth_gbs,
+                        calibration->fp32_gflops, calibration->device_name, calibration->measured_at));
+        return {};
+    }
+
     // The run's state as stored: its status, iterations, scores, spending; the cell's row names the
     // run once it exists.
     Expected<void> refresh(size_t i) {
@@ -213,7 +249,8 @@ private:
         if (store_.load_run(p.run_id)) {
             args = {"run", "--resume", p.run_id, "--db", store_.path()};
         } else {
-            args = run_arguments(study_, cell, CellTarget{store_.path(), options_.out_dir, summary_.study_id, p.run_id});
+            args = run_arguments(study_, cell,
+                                 CellTarget{store_.path(), options_.out_dir, summary_.study_id, p.run_id, ceilings_file_});
             args.insert(args.begin(), "run");
         }
         const std::string exe = options_.executable.empty() ? self_executable() : options_.executable;
