@@ -23,7 +23,7 @@
 #include "report/csv/csv_table.hpp"
 #include "report/html/html_sections.hpp"
 #include "report/html/markup.hpp"
-#include "report/html/report_stats.hpp"
+#include "report/report_stats.hpp"
 #include "report/run_figures.hpp"
 #include "report_page.hpp"
 #include "run_support.hpp"
