@@ -7,6 +7,8 @@
 
 #include <cmath>
 
+#include <fmt/format.h>
+
 #include "bench/bench_aggregates.hpp"
 #include "bench/bench_render.hpp"
 #include "eval/ceiling_ratchet.hpp"
@@ -29,6 +31,8 @@ struct GateFigures {
     double speedup, heldout_speedup, fraction, seed_fraction, search_best, search_seed;
 };
 
+const std::string& id_of(const kevo::RunRecord& run) { return run.run_id; }
+
 // A finished run through the gate: a seed row and the search's best's row, as the loop stores them.
 void add_run(kevo::Store& store, const std::string& id, const std::string& task, const std::string& strategy,
              kevo::RunStatus status, const std::optional<GateFigures>& g, const std::string& cell) {
@@ -42,19 +46,27 @@ void add_run(kevo::Store& store, const std::string& id, const std::string& task,
     run.status = status;
     run.created_at = run.updated_at = "2026-12-05T12:00:00Z";
     run.settings = {{"seed", 1}, {"study", {{"study_id", "s-fig"}, {"cell", cell}, {"model", "tuner"}}}};
-    if (g) {
-        run.seed_score = g->search_seed;
-        run.best_score = g->search_best;
-        run.best_candidate_id = 2;
-        run.summary = {{"outcome", "improved"}, {"gate", {{{"candidate_id", 2}, {"speedup", g->speedup}}}}};
+    auto created = store.create_run(run);
+    ASSERT_TRUE(created) << created.error().message;
+    if (!g) return;
+    // The seed's and the best's candidates (the held-out rows name them).
+    int64_t ids[2] = {0, 0};
+    for (int i = 0; i < 2; ++i) {
+        auto id = store.add_candidate({0, id_of(run), fmt::format("{}-{}", id_of(run), i), std::nullopt, "tune",
+                                       i ? "// best" : "// seed", {}});
+        ASSERT_TRUE(id) << id.error().message;
+        ids[i] = *id;
     }
-    ASSERT_TRUE(store.create_run(run));
-    ASSERT_TRUE(store.update_run(run));
-    if (!g || status != kevo::RunStatus::finished) return;
+    run.seed_score = g->search_seed;
+    run.best_score = g->search_best;
+    run.summary = {{"outcome", "improved"}, {"gate", {{{"candidate_id", ids[1]}, {"speedup", g->speedup}}}}};
+    auto updated = store.update_run(run);
+    ASSERT_TRUE(updated) << updated.error().message;
+    if (status != kevo::RunStatus::finished) return;
     kevo::HeldoutRecord seed;
     seed.run_id = id;
     seed.role = "seed";
-    seed.candidate_id = 1;
+    seed.candidate_id = ids[0];
     seed.verdict = "ok";
     seed.fraction = g->seed_fraction;
     seed.iteration = 0;
@@ -62,7 +74,7 @@ void add_run(kevo::Store& store, const std::string& id, const std::string& task,
     ASSERT_TRUE(store.add_heldout(seed));
     kevo::HeldoutRecord best = seed;
     best.role = "best";
-    best.candidate_id = 2;
+    best.candidate_id = ids[1];
     best.iteration = 1;
     best.fraction = g->fraction;
     best.speedup = g->speedup;
@@ -159,17 +171,20 @@ TEST_F(StudyFromTheGate, ABestTheGateCouldNotTimeHasNoSpeedupAndIsCounted) {
         auto store = kevo::Store::open(db_);
         ASSERT_TRUE(store);
         // heat2d seed 1's best failed at the held-out size: the gate stops before timing it.
+        auto before = (*store)->load_heldout("r3");
+        ASSERT_TRUE(before && before->size() == 2u);
+        const int64_t seed_id = (*before)[0].candidate_id, best_id = (*before)[1].candidate_id;
         ASSERT_TRUE((*store)->clear_heldout("r3"));
         kevo::HeldoutRecord seed;
         seed.run_id = "r3";
         seed.role = "seed";
-        seed.candidate_id = 1;
+        seed.candidate_id = seed_id;
         seed.verdict = "ok";
         seed.fraction = 0.22;
         ASSERT_TRUE((*store)->add_heldout(seed));
         kevo::HeldoutRecord bad = seed;
         bad.role = "rejected-1";
-        bad.candidate_id = 2;
+        bad.candidate_id = best_id;
         bad.verdict = "incorrect";
         bad.passed = false;
         bad.reason = "heldout-incorrect";
@@ -252,7 +267,7 @@ TEST(BenchMarks, ImplausibleAndNoisyShowInTextMarkdownAndJsonAndTheAggregateSays
     EXPECT_NE(text.find("best: warning: size 1048576: fraction 1.28"), std::string::npos) << text;
     EXPECT_NE(text.find("datasheet basis: NVIDIA H200 SXM: 4800 GB/s"), std::string::npos) << text;
     const std::string md = kevo::render_bench_markdown(report, "kevo bench");
-    EXPECT_NE(md.find("| ! | 1.067 |"), std::string::npos) << md;
+    EXPECT_NE(md.find("| 1.281 | ! | 1.281 | 1.067 |"), std::string::npos) << md;
     EXPECT_NE(md.find("## Warnings"), std::string::npos) << md;
     const auto j = kevo::to_json(report);
     const auto& size = j["tasks"][0]["sizes"][0];

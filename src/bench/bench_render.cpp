@@ -89,11 +89,11 @@ std::string ceiling_used(const BenchTask& t) {
 
 // One row of the terminal table; the numeric columns are wide enough for any figure they show.
 struct RowCells {
-    std::string seed, best, rate, fraction_static, fraction_workload, mark, fraction_datasheet, speedup, peers;
+    std::string seed, best, rate, fraction_static, fraction_workload, mark, fraction_datasheet, speedup, peers;  // mark: beside the fraction in force (static)
 };
 std::string table_row(const BenchLayout& l, const std::string& task, const std::string& size, const RowCells& c) {
-    return fmt::format("{:<{}} {:<{}} {:>11} {:>11} {:>16} {:>7} {:>8} {:1} {:>9} {:>8}  {}\n", task, l.task, size, l.size,
-                       c.seed, c.best, c.rate, c.fraction_static, c.fraction_workload, c.mark, c.fraction_datasheet,
+    return fmt::format("{:<{}} {:<{}} {:>11} {:>11} {:>16} {:>7} {:1} {:>8} {:>9} {:>8}  {}\n", task, l.task, size, l.size,
+                       c.seed, c.best, c.rate, c.fraction_static, c.mark, c.fraction_workload, c.fraction_datasheet,
                        c.speedup, c.peers);
 }
 
@@ -158,7 +158,7 @@ BenchLayout bench_layout(const std::vector<std::string>& tasks, const std::strin
 
 std::string render_bench_header(const BenchLayout& layout) {
     return table_row(layout, "task", "size",
-                     {"seed", "best", "best rate", "static", "workload", "", "datasheet", "speed-up", "peers"});
+                     {"seed", "best", "best rate", "static", "", "workload", "datasheet", "speed-up", "peers"});
 }
 
 std::string render_bench_task_text(const BenchTask& t, const BenchLayout& layout) {
@@ -213,15 +213,15 @@ std::string render_bench_markdown(const BenchReport& report, const std::string& 
            "(the datasheet basis). Speed-up = seed time / best time. Peers: time, and "
            "in brackets the best kernel's speed-up over the peer (> 1: best faster), quoted only when the peer's output "
            "passed its check after the timing. [h] = held-out size.\n\n";
-    out += "| task | size | seed | best | best rate | static | workload | mark | datasheet | speed-up | peers |\n";
+    out += "| task | size | seed | best | best rate | static | mark | workload | datasheet | speed-up | peers |\n";
     out += "| --- | --- | ---: | ---: | ---: | ---: | ---: | :---: | ---: | ---: | --- |\n";
     std::string warnings;
     for (const auto& t : report.tasks) {
         for (const auto& s : t.sizes) {
             const RowCells c = row_cells(s);
             out += fmt::format("| {} | {}{} | {} | {} | {} | {} | {} | {} | {} | {} | {} |\n", t.task, s.label,
-                               s.heldout ? " [h]" : "", c.seed, c.best, c.rate, c.fraction_static, c.fraction_workload,
-                               c.mark, c.fraction_datasheet, c.speedup, c.peers);
+                               s.heldout ? " [h]" : "", c.seed, c.best, c.rate, c.fraction_static, c.mark,
+                               c.fraction_workload, c.fraction_datasheet, c.speedup, c.peers);
         }
         for (const auto* r : {&t.seed, &t.best})
             if (*r)
