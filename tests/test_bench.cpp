@@ -165,6 +165,29 @@ TEST(Bench, SeedAndBestCheckedTimedAndComparedWithPeers) {
     EXPECT_NE(text.find("Produced by: `kevo bench --backend opencl"), std::string::npos);
     EXPECT_NE(text.find("| saxpy | 300007 [h] |"), std::string::npos) << text;
     EXPECT_NE(text.find("Every kernel was correct at every size."), std::string::npos);
+    // The marks as `kevo eval` prints them: each markdown row's mark is the JSON's flag for the best
+    // kernel at that size (! implausible, ~ noisy, nothing otherwise), and every flag has a warning.
+    for (const auto& t : doc["tasks"])
+        for (const auto& s : t["sizes"]) {
+            const auto& best = s["best"];
+            ASSERT_TRUE(best.contains("implausible") && best.contains("noisy")) << best.dump();
+            const std::string mark = best["implausible"].get<bool>() ? "!" : best["noisy"].get<bool>() ? "~" : "";
+            const std::string label = s["label"].get<std::string>() + (s["heldout"].get<bool>() ? " [h]" : "");
+            const std::string row = "| " + t["task"].get<std::string>() + " | " + label + " |";
+            const size_t at = text.find(row);
+            ASSERT_NE(at, std::string::npos) << row << "\n" << text;
+            const std::string line = text.substr(at, text.find('\n', at) - at);
+            std::vector<std::string> columns;  // "", task, size, seed, best, rate, static, mark, ...
+            for (size_t from = 0, bar; (bar = line.find('|', from)) != std::string::npos; from = bar + 1)
+                columns.push_back(line.substr(from, bar - from));
+            ASSERT_GT(columns.size(), 7u) << line;
+            EXPECT_EQ(columns[7], " " + mark + " ") << line;
+            if (best["implausible"].get<bool>()) {
+                EXPECT_NE(text.find("## Warnings"), std::string::npos) << text;
+                EXPECT_FALSE(t["best"]["warnings"].empty()) << t.dump();
+            }
+        }
+    EXPECT_TRUE(doc["aggregates"].contains("implausible")) << doc["aggregates"].dump();
 }
 
 TEST(Bench, AWrongKernelInTheKernelsFolderFailsTheBench) {

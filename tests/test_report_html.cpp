@@ -23,7 +23,8 @@
 #include "report/csv/csv_table.hpp"
 #include "report/html/html_sections.hpp"
 #include "report/html/markup.hpp"
-#include "report/html/report_stats.hpp"
+#include "report/report_data.hpp"
+#include "report/report_stats.hpp"
 #include "report/run_figures.hpp"
 #include "report_page.hpp"
 #include "run_support.hpp"
@@ -407,11 +408,16 @@ TEST_F(ReportStore, StudyAggregatesGiveTheGeometricMeanAndSaggPerModel) {
         best[c.model][c.task] = *run->best_score;
     }
     const auto doc = r.json();
-    ASSERT_EQ(doc["aggregates"].size(), best.size()) << r.out;
+    ASSERT_EQ(doc["aggregates"].size(), best.size() + 1) << "and model-c's, whose only cell was not started: " << r.out;
     for (const auto& row : doc["aggregates"]) {
+        if (!best.count(row["model"].get<std::string>())) {
+            EXPECT_EQ(row["gated"], 0);
+            EXPECT_TRUE(row["search"]["best"].empty());
+            continue;
+        }
         const auto& scores = best.at(row["model"].get<std::string>());
-        ASSERT_EQ(row["best"].size(), 1u);
-        const auto& a = row["best"][0];
+        ASSERT_EQ(row["search"]["best"].size(), 1u);
+        const auto& a = row["search"]["best"][0];
         EXPECT_EQ(a["pack"], "sci");
         EXPECT_EQ(a["scored"].size(), scores.size());
         double log_sum = 0, weighted = 0, weight = 0;
@@ -425,9 +431,44 @@ TEST_F(ReportStore, StudyAggregatesGiveTheGeometricMeanAndSaggPerModel) {
         EXPECT_EQ(a["missing"].size(), 12 - scores.size());
     }
     const auto text = run_kevo({"report", "--study", "s-test-1", "--db", db_});
-    EXPECT_NE(text.out.find("one-plus-one, best, pack sci ("), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("one-plus-one, best (search), pack sci ("), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("speed-up in distribution (gate), pack sci ("), std::string::npos) << text.out;
     const std::string page = html({"--study", "s-test-1", "--weights", weights_file}, "aggregates.html");
-    EXPECT_EQ(count(page, "<tr class=\"aggregate\""), 2 * best.size());
+    EXPECT_EQ(count(page, "<tr class=\"search-aggregate\""), 2 * best.size());
+    EXPECT_EQ(count(page, "<tr class=\"aggregate\""), best.size() + 1) << "one per model, and model-c's cell not started";
+
+    // From the gate: each model's speed-up aggregate is the geometric mean of its rows of the gate
+    // table (the Results rows), leaving out a best the gate could not time (marked * there), counted.
+    auto data = kevo::collect_report_data(**store, {kevo::ReportScope::Kind::study, "s-test-1"});
+    ASSERT_TRUE(data);
+    std::map<std::string, std::pair<double, int>> logs;  // model -> (sum of logs, tasks)
+    std::map<std::string, int> untimed;
+    for (const auto& g : kevo::group_rows(*data)) {
+        if (g.speedup_from_search) {
+            untimed[g.key.model] += g.speedup_from_search;
+            continue;
+        }
+        ASSERT_TRUE(g.speedup) << g.key.task;
+        logs[g.key.model].first += std::log(*g.speedup);
+        ++logs[g.key.model].second;
+    }
+    for (const auto& row : doc["aggregates"]) {
+        const std::string model = row["model"];
+        EXPECT_EQ(row["untimed"], untimed[model]) << row.dump();
+        const auto& gate = row["gate"]["speedup"];
+        if (!logs.count(model)) {
+            EXPECT_TRUE(gate.empty()) << row.dump();
+            continue;
+        }
+        ASSERT_EQ(gate.size(), 1u) << row.dump();
+        EXPECT_NEAR(gate[0]["geomean"].get<double>(), std::exp(logs[model].first / logs[model].second), 1e-12) << row.dump();
+    }
+    // model-c's cell was never started: left out, named.
+    const auto all = run_kevo({"report", "--study", "s-test-1", "--db", db_, "--json"}).json();
+    bool named = false;
+    for (const auto& row : all["aggregates"])
+        for (const auto& c : row["left_out"]) named = named || (c["cell"] == "saxpy/model-c/one-plus-one/5" && c["why"] == "not started");
+    EXPECT_TRUE(named) << all.dump(1);
     EXPECT_NE(page.find("<span data-vector=\"W_test\">W_test "), std::string::npos);
 }
 
@@ -482,7 +523,7 @@ TEST_F(ReportStore, CsvTablesReadBackWithPythonsCsvModule) {
     const std::string script = path("read.py");
     std::ofstream(script) << "import csv, json, sys\n"
                              "out = {}\n"
-                             "for name in ['runs', 'iterations', 'sizes', 'gate']:\n"
+                             "for name in ['runs', 'iterations', 'sizes', 'gate', 'aggregates']:\n"
                              "    with open(sys.argv[1] + '/' + name + '.csv', newline='') as f:\n"
                              "        out[name] = list(csv.DictReader(f))\n"
                              "print(json.dumps(out))\n";

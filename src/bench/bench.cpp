@@ -12,6 +12,7 @@
 #include "core/clock.hpp"
 #include "core/files.hpp"
 #include "core/hash.hpp"
+#include "eval/ceiling_ratchet.hpp"
 #include "task/registry.hpp"
 
 namespace kevo {
@@ -214,10 +215,38 @@ private:
             bt.seed = std::move(*seed);
             const auto& sizes = (*task)->spec().profiles.at(options_.profile);
             fill_bench_sizes(bt, sizes, time_task_peers((*task)->spec(), sizes));
+            record_rates(bt);
             if (auto saved = save(); !saved) return saved.error();
         }
         if (callbacks_.task_done) callbacks_.task_done(bt);
         return {};
+    }
+
+    // Every rate measured here in a bounded tensor class (the seed, the best-known kernel, each peer
+    // whose output passed) goes into the device model's record, so that its ceiling only ratchets up
+    // (eval/ceiling_ratchet.hpp); this bench keeps the ceilings it started with.
+    void record_rates(const BenchTask& bt) {
+        const std::optional<Datasheet> sheet = report_.ceilings ? report_.ceilings->datasheet : std::nullopt;
+        auto record = [&](const SizeResult& shape, double seconds, const std::string& by) {
+            const auto kind = parse_compute_class(shape.tensor_class);
+            if (!kind || !is_bounded_tensor_class(*kind) || !(seconds > 0) || !(shape.tensor_flops > 0)) return;
+            const double gflops = shape.tensor_flops / seconds * 1e-9;
+            auto raised = record_class_rate(report_.device.name, {*kind, gflops, by, {}}, sheet);
+            if (!raised) notice(fmt::format("the fastest-rate record could not be written: {}", raised.error().message));
+            else if (*raised)
+                notice(fmt::format("the {} ceiling's record for {} rose from {:.1f} to {:.1f} TFLOP/s ({}); evaluations "
+                                   "from now on divide by the larger of it and the datasheet",
+                                   shape.tensor_class, report_.device.name, (*raised)->before * 1e-3, (*raised)->after * 1e-3, by));
+        };
+        for (const auto& s : bt.sizes) {
+            const auto& shape = s.best && s.best->timed ? s.best : s.seed;
+            if (!shape || !shape->timed) continue;
+            for (const auto* k : {&s.seed, &s.best})
+                if (*k && (*k)->timed && (*k)->correct)
+                    record(**k, (*k)->seconds, fmt::format("{} {} at {}", bt.task, k == &s.seed ? "seed" : "best", s.label));
+            for (const auto& p : s.peers)
+                if (p.right()) record(*shape, p.seconds, fmt::format("{} peer {} at {}", bt.task, p.name, s.label));
+        }
     }
 
     std::map<std::string, std::vector<PeerTiming>> time_task_peers(const TaskSpec& spec, const std::vector<SizeSpec>& sizes) {

@@ -14,13 +14,20 @@
 namespace kevo {
 
 enum class BenchKernel { seed, best };
+enum class ScoreBasis { measured, datasheet };
 
 // S_i of every benched task for that kernel: its score, or 0 when it was evaluated and failed. A
-// task whose kernel was not evaluated (no best-known kernel) is left out, so it shows as missing.
-std::map<std::string, double> bench_scores(const BenchReport& report, BenchKernel kernel);
+// task whose kernel was not evaluated (no best-known kernel) is left out, so it shows as missing;
+// on the datasheet basis so is one whose device has no datasheet entry.
+std::map<std::string, double> bench_scores(const BenchReport& report, BenchKernel kernel,
+                                           ScoreBasis basis = ScoreBasis::measured);
+// The tasks whose S_i includes an implausible fraction (an in-distribution size above 1.05 of its ceiling).
+std::vector<std::string> implausible_tasks(const BenchReport& report, BenchKernel kernel);
 
 struct BenchAggregates {
-    std::vector<PackAggregate> seed, best;
+    std::vector<PackAggregate> seed, best;                      // measured basis
+    std::vector<PackAggregate> seed_datasheet, best_datasheet;  // datasheet basis
+    std::vector<std::string> seed_implausible, best_implausible;
 };
 BenchAggregates bench_aggregates(const BenchReport& report, const PackWeightsSet& weights);
 

@@ -2,6 +2,7 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/bench.hpp"
+#include "eval/roofline.hpp"
 
 namespace kevo {
 namespace {
@@ -16,9 +17,17 @@ nlohmann::json size_json(const SizeResult& s) {
         j["cv"] = s.cv;
         j["achieved"] = s.achieved;
         j["unit"] = s.unit;
+        // Measured basis: over the ceilings in force (static and workload), each named.
+        j["ceiling_static"] = s.ceiling_static;
+        j["ceiling_workload"] = s.ceiling_workload;
         j["fraction_static"] = s.ceiling_static > 0 ? s.achieved / s.ceiling_static : 0.0;
         j["fraction_workload"] = s.ceiling_workload > 0 ? s.achieved / s.ceiling_workload : 0.0;
+        // Datasheet basis: over the vendor's figures (null without a datasheet entry).
+        j["ceiling_datasheet"] = s.ceiling_datasheet > 0 ? nlohmann::json(s.ceiling_datasheet) : nlohmann::json(nullptr);
+        j["fraction_datasheet"] = s.fraction_datasheet > 0 ? nlohmann::json(s.fraction_datasheet) : nlohmann::json(nullptr);
+        // The marks `kevo eval` prints: ! implausible, ~ noisy.
         j["implausible"] = s.implausible;
+        j["noisy"] = s.noisy;
     }
     return j;
 }
@@ -27,7 +36,9 @@ nlohmann::json kernel_json(const EvalResult& r) {
     nlohmann::json j = {{"verdict", verdict_name(r.verdict)}, {"defines", r.defines}};
     if (r.score) j["score"] = *r.score;
     if (r.heldout_fraction) j["heldout_fraction"] = *r.heldout_fraction;
+    if (const auto ds = datasheet_score(r)) j["score_datasheet"] = *ds;
     if (r.verdict != Verdict::ok) j["diagnostics"] = r.diagnostics;
+    j["warnings"] = r.warnings;
     return j;
 }
 
@@ -78,12 +89,25 @@ nlohmann::json to_json(const BenchReport& report) {
         }
         tasks.push_back(jt);
     }
-    nlohmann::json ceilings = nullptr;
-    if (report.ceilings)
-        ceilings = {{"source", report.ceilings->source}, {"bandwidth_gbs", report.ceilings->bandwidth_gbs},
-                    {"fp32_gflops", report.ceilings->fp32_gflops}, {"measured_at", report.ceilings->measured_at}};
+    nlohmann::json ceilings = nullptr, datasheet = nullptr;
+    if (report.ceilings) {
+        const CeilingsUsed used = ceilings_used(*report.ceilings);
+        ceilings = {{"basis", "measured"},
+                    {"source", report.ceilings->source},
+                    {"bandwidth_gbs", report.ceilings->bandwidth_gbs},
+                    {"fp32_gflops", report.ceilings->fp32_gflops},
+                    {"measured_at", report.ceilings->measured_at},
+                    {"tensor", used.tensor}};
+        if (report.ceilings->datasheet)
+            datasheet = {{"basis", "datasheet"},
+                         {"name", report.ceilings->datasheet->name},
+                         {"bandwidth_gbs", used.datasheet_bandwidth_gbs},
+                         {"fp32_gflops", used.datasheet_fp32_gflops},
+                         {"tensor", used.datasheet_tensor}};
+    }
     return {{"device", report.device.name},
             {"ceilings", ceilings},
+            {"datasheet", datasheet},
             {"backend", report.device.backend},
             {"driver", report.device.driver},
             {"profile", report.profile},

@@ -11,11 +11,14 @@ namespace kevo::cli {
 namespace {
 
 std::string score(const std::optional<double>& s) { return s ? fmt::format("{:.4f}", *s) : "-"; }
+std::string speedup(const std::optional<double>& s) { return s ? fmt::format("{:.3f}x", *s) : "-"; }
 
 std::vector<std::string> row(const CellProgress& c, int iterations) {
     return {c.cell.key,
             cell_status_name(c.status),
             c.status == CellStatus::pending ? "-" : fmt::format("{}/{}", c.iterations_done, iterations),
+            speedup(c.gate_speedup),
+            speedup(c.gate_heldout_speedup),
             score(c.best_score),
             score(c.seed_score),
             c.cost_usd > 0 ? fmt::format("${:.4f}", c.cost_usd) : "-",
@@ -27,7 +30,8 @@ std::vector<std::string> row(const CellProgress& c, int iterations) {
 
 std::string sweep_table(const std::vector<CellProgress>& cells, int iterations) {
     using A = TextTable::Align;
-    TextTable table({{"cell"}, {"status"}, {"iter", A::right}, {"best", A::right}, {"seed", A::right},
+    TextTable table({{"cell"}, {"status"}, {"iter", A::right}, {"speed-up (gate)", A::right},
+                     {"held out (gate)", A::right}, {"best (search)", A::right}, {"seed (search)", A::right},
                      {"cost", A::right}, {"tokens", A::right}, {"note"}});
     for (const auto& c : cells) table.add_row(row(c, iterations));
     return table.render();
@@ -54,9 +58,9 @@ void SweepProgress::show(const std::vector<CellProgress>& cells) {
     for (size_t i = 0; i < cells.size(); ++i) {
         if (i < previous_.size() && previous_[i] == cells[i]) continue;
         const auto r = row(cells[i], iterations_);
-        std::fprintf(stderr, "%s  %s  iter %s  best %s  seed %s  cost %s  tokens %s%s\n", r[0].c_str(), r[1].c_str(),
-                     r[2].c_str(), r[3].c_str(), r[4].c_str(), r[5].c_str(), r[6].c_str(),
-                     r[7].empty() ? "" : ("  " + r[7]).c_str());
+        std::fprintf(stderr, "%s  %s  iter %s  speed-up (gate) %s  held out %s  best (search) %s  seed (search) %s  cost %s  tokens %s%s\n",
+                     r[0].c_str(), r[1].c_str(), r[2].c_str(), r[3].c_str(), r[4].c_str(), r[5].c_str(), r[6].c_str(),
+                     r[7].c_str(), r[8].c_str(), r[9].empty() ? "" : ("  " + r[9]).c_str());
     }
     std::fflush(stderr);
     previous_ = cells;

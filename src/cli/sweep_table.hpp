@@ -1,5 +1,5 @@
-// The sweep's progress table: a row per cell (cell, status, iteration of the budget, best and
-// seed score, cost, tokens). On a terminal the table is redrawn in place; elsewhere each change of
+// The sweep's progress table: a row per cell (cell, status, iteration of the budget, the gate's
+// speed-ups of the search's best, the search's own best and seed scores, cost, tokens). On a terminal the table is redrawn in place; elsewhere each change of
 // a cell is one line, so a log holds the whole story.
 #pragma once
 

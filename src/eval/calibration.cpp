@@ -14,6 +14,7 @@
 #include "core/files.hpp"
 #include "core/hash.hpp"
 #include "core/settle.hpp"
+#include "eval/ceiling_ratchet.hpp"
 
 namespace kevo {
 namespace {
@@ -314,9 +315,14 @@ CeilingsUsed ceilings_used(const Calibration& c) {
     u.measured_at = c.measured_at;
     u.stable = c.stable;
     u.spread = std::max(relative_spread(c.bandwidth_passes), relative_spread(c.fp32_passes));
-    if (c.datasheet)
+    if (c.datasheet) {
         u.datasheet = fmt::format("{}: {:.0f} GB/s, {:.0f} GFLOP/s", c.datasheet->name, c.datasheet->bandwidth_gbs,
                                   c.datasheet->fp32_gflops);
+        u.datasheet_bandwidth_gbs = c.datasheet->bandwidth_gbs;
+        u.datasheet_fp32_gflops = c.datasheet->fp32_gflops;
+        for (const auto& [kind, gflops] : c.datasheet->tensor_gflops)
+            u.datasheet_tensor.push_back({compute_class_name(kind), "datasheet", gflops});
+    }
     for (const auto& t : c.tensor) u.tensor.push_back({compute_class_name(t.kind), ceiling_source_name(t.source), t.gflops});
     return u;
 }
@@ -334,6 +340,8 @@ std::optional<Calibration> load_cached_calibration(const DeviceInfo& info) {
     auto c = calibration_from_json(j);
     // A file renamed or copied by hand must not pass for another device's figures.
     if (!c || c->device_key != key) return std::nullopt;
+    // A rate measured since (a peer, a best-known kernel) may have raised a bounded class.
+    bound_tensor_ceilings(*c, load_rate_record(c->device_name));
     return std::move(*c);
 }
 
@@ -355,6 +363,7 @@ std::optional<Calibration> datasheet_calibration(const DeviceInfo& info) {
     c.fp32_gflops = sheet->fp32_gflops;
     c.tensor = datasheet_tensor_ceilings(sheet, "no measurement of this device");
     c.datasheet = std::move(sheet);
+    bound_tensor_ceilings(c, load_rate_record(c.device_name));
     return c;
 }
 

@@ -13,6 +13,7 @@
 #include "core/stats.hpp"
 #include "eval/builtin_kernels.hpp"
 #include "eval/calibration.hpp"
+#include "eval/ceiling_ratchet.hpp"
 
 namespace kevo {
 namespace {
@@ -377,6 +378,17 @@ std::vector<std::string> trust_notes(const Settled& bandwidth, const Settled& fm
     return notes;
 }
 
+// The vendor GEMM's rates go into the device model's record, and the bounded classes become the
+// largest of measurement, datasheet and record (eval/ceiling_ratchet.hpp).
+void record_tensor_rates(Calibration& c, const CalibrationOptions& options) {
+    for (const auto& t : c.tensor) {
+        if (t.source != CeilingSource::measured || !is_bounded_tensor_class(t.kind)) continue;
+        auto raised = record_class_rate(c.device_name, {t.kind, t.gflops, t.how, c.measured_at}, c.datasheet);
+        if (!raised) say(options, "warning: the fastest-rate record could not be written: " + raised.error().message);
+    }
+    bound_tensor_ceilings(c, load_rate_record(c.device_name));
+}
+
 }  // namespace
 
 CalibrationPlanShape calibration_plan_shape(const DeviceInfo& info, bool quick) {
@@ -424,6 +436,7 @@ Expected<Calibration> measure_calibration(Device& device, const CalibrationOptio
     if (info.is_cpu) c.datasheet.reset();
     c.tensor = measure_tensor_ceilings(device, c.datasheet, options);
     c.measured_at = utc_now_iso8601();
+    record_tensor_rates(c, options);
     say(options, fmt::format("fp32 FMA: {:.1f} GFLOP/s", c.fp32_gflops));
     say(options, fmt::format("bandwidth (DRAM plateau): {:.1f} GB/s", c.bandwidth_gbs));
     for (const auto& note : c.notes) say(options, "warning: " + note);

@@ -103,6 +103,14 @@ struct SizeResult {
     // and the term that set it.
     double sol_seconds = 0;
     Limiter limiter = Limiter::none;
+    // The datasheet basis (Atrex-Bench's): the same time against the vendor's figures (bandwidth, FP32,
+    // dense tensor peaks) in place of the ceilings in force; ceiling_datasheet is in `unit`, so that
+    // fraction_datasheet = achieved / ceiling_datasheet. 0 when the device is not in the datasheet table.
+    double fraction_datasheet = 0, ceiling_datasheet = 0;
+    // A multi-class size whose tensor work is all of one class: that class ("fp8") and its FLOPs per
+    // run, so that any kernel's time gives a rate the device reached in it (eval/ceiling_ratchet.hpp).
+    std::string tensor_class;
+    double tensor_flops = 0;
 };
 
 // Records a trial's check on the size and makes the binding trial's figures the size's own.
@@ -125,6 +133,9 @@ struct CeilingsUsed {
     double spread = 0;              // their relative disagreement
     std::string datasheet;          // "NVIDIA H200: 4800 GB/s, 66900 GFLOP/s", when the table knows the device
     std::vector<TensorCeilingUsed> tensor;  // the tensor-core classes: measured, datasheet or absent
+    // The datasheet basis's ceilings (the vendor's figures; 0 / empty when the table lacks the device).
+    double datasheet_bandwidth_gbs = 0, datasheet_fp32_gflops = 0;
+    std::vector<TensorCeilingUsed> datasheet_tensor;
 };
 
 struct StageTimes {
@@ -167,10 +178,12 @@ KEVO_JSON_FIELDS(KernelResources, kernel, registers, shared_bytes, local_bytes, 
 KEVO_JSON_FIELDS(TrialCheck, trial, kind, error, tolerance, worst_index, pass)
 KEVO_JSON_FIELDS(SizeResult, label, heldout, correct, error_kind, error, tolerance, worst_index, trials, diagnostics,
                  timed, seconds, seconds_min, seconds_max, cv, samples, noisy, achieved, unit, ceiling, ceiling_static,
-                 ceiling_workload, fraction, work, implausible, sol_seconds, limiter)
+                 ceiling_workload, fraction, work, implausible, sol_seconds, limiter, fraction_datasheet, ceiling_datasheet,
+                 tensor_class, tensor_flops)
 KEVO_JSON_FIELDS(StageTimes, scan, compile, correctness, timing, total)
 KEVO_JSON_FIELDS(TensorCeilingUsed, kind, source, gflops)
-KEVO_JSON_FIELDS(CeilingsUsed, source, bandwidth_gbs, fp32_gflops, measured_at, stable, spread, datasheet, tensor)
+KEVO_JSON_FIELDS(CeilingsUsed, source, bandwidth_gbs, fp32_gflops, measured_at, stable, spread, datasheet, tensor,
+                 datasheet_bandwidth_gbs, datasheet_fp32_gflops, datasheet_tensor)
 KEVO_JSON_FIELDS(EvalResult, task, backend, device, profile, verdict, diagnostics, score, heldout_fraction, sizes,
                  resources, compile_messages, warnings, defines, ceiling_source, ceilings, roofline, stage_seconds, seed)
 

@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "core/stats.hpp"
+
 namespace kevo {
 
 Rate measure_rate(Bound bound, double work, double seconds, double working_set_bytes, const Calibration& ceilings) {
@@ -66,6 +68,34 @@ void score_multi_class(SizeResult& size, const Case& c, const Calibration& ceili
     size.fraction = t > 0 ? sol.seconds / t : 0;
 }
 
+// The same time against the vendor's figures, in the size's unit (ceiling_datasheet = achieved /
+// fraction_datasheet). The datasheet has no bandwidth curve: its static peak serves both rooflines.
+void score_datasheet_basis(SizeResult& size, Bound bound, const Case& c, const Calibration& sheet) {
+    const double t = size.seconds;
+    if (!(t > 0)) return;
+    if (c.flops_by_class.empty()) {
+        size.ceiling_datasheet = bound == Bound::compute ? sheet.fp32_gflops : sheet.bandwidth_gbs;
+        size.fraction_datasheet = size.ceiling_datasheet > 0 ? size.achieved / size.ceiling_datasheet : 0;
+        return;
+    }
+    const SpeedOfLight sol = speed_of_light(c.flops_by_class, c.roofline_bytes, sheet.bandwidth_gbs, sheet);
+    if (!(sol.seconds > 0)) return;
+    size.fraction_datasheet = sol.seconds / t;
+    size.ceiling_datasheet = size.work / sol.seconds / 1e9;
+}
+
+void mark_tensor_class(SizeResult& size, const Case& c) {
+    const ComputeClass* only = nullptr;
+    for (const auto& [kind, work] : c.flops_by_class) {
+        if (!is_tensor_class(kind) || !(work > 0)) continue;
+        if (only) return;  // two classes: no one class's rate
+        only = &kind;
+    }
+    if (!only) return;
+    size.tensor_class = compute_class_name(*only);
+    size.tensor_flops = c.flops_by_class.at(*only);
+}
+
 }  // namespace
 
 SpeedOfLight speed_of_light(const std::map<ComputeClass, double>& flops, double bytes, double bandwidth_gbs,
@@ -90,9 +120,39 @@ SpeedOfLight speed_of_light(const std::map<ComputeClass, double>& flops, double 
     return s;
 }
 
+Calibration datasheet_ceilings(const Datasheet& sheet) {
+    Calibration c;
+    c.device_name = sheet.name;
+    c.source = "datasheet";
+    c.bandwidth_gbs = sheet.bandwidth_gbs;
+    c.fp32_gflops = sheet.fp32_gflops;
+    c.tensor = datasheet_tensor_ceilings(sheet, "the datasheet basis");
+    c.datasheet = sheet;
+    return c;
+}
+
 void score_size(SizeResult& size, Bound bound, const Case& c, const Calibration& ceilings, RooflineMode mode) {
     if (c.flops_by_class.empty()) score_by_bound(size, bound, c.working_set_bytes, ceilings, mode);
     else score_multi_class(size, c, ceilings, mode);
+    mark_tensor_class(size, c);
+    if (ceilings.datasheet) score_datasheet_basis(size, bound, c, datasheet_ceilings(*ceilings.datasheet));
+}
+
+std::optional<double> datasheet_score(const EvalResult& r) {
+    std::vector<double> fractions;
+    for (const auto& s : r.sizes) {
+        if (s.heldout) continue;
+        if (!s.timed || !(s.fraction_datasheet > 0)) return std::nullopt;
+        fractions.push_back(s.fraction_datasheet);
+    }
+    if (fractions.empty()) return std::nullopt;
+    return geometric_mean(fractions);
+}
+
+std::optional<double> datasheet_heldout_fraction(const EvalResult& r) {
+    for (const auto& s : r.sizes)
+        if (s.heldout && s.timed && s.fraction_datasheet > 0) return s.fraction_datasheet;
+    return std::nullopt;
 }
 
 std::optional<std::string> roofline_note(const SizeResult& size, const Case& c, const Calibration& ceilings) {

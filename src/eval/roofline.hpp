@@ -50,7 +50,16 @@ SpeedOfLight speed_of_light(const std::map<ComputeClass, double>& flops, double 
 // task's Bound, or on the multi-class roofline when the case declares flops_by_class (then also
 // sol_seconds and limiter; achieved and ceiling are in the limiter's unit, ceiling = achieved /
 // fraction, so that the two stay comparable).
+// Also fills the datasheet basis (fraction_datasheet, ceiling_datasheet) when the calibration
+// carries the device's datasheet, and tensor_class / tensor_flops for a size of one tensor class.
 void score_size(SizeResult& size, Bound bound, const Case& c, const Calibration& ceilings, RooflineMode mode);
+
+// The ceilings of the datasheet basis: the vendor's bandwidth, FP32 and dense tensor figures.
+Calibration datasheet_ceilings(const Datasheet& sheet);
+// A result's score and held-out fraction on the datasheet basis: the geometric mean of the
+// in-distribution sizes' fraction_datasheet; absent when a size has none (no datasheet entry).
+std::optional<double> datasheet_score(const EvalResult& r);
+std::optional<double> datasheet_heldout_fraction(const EvalResult& r);
 
 // What a multi-class size's result must say about its ceilings: classes absent (left out of the
 // bound) or taken from the datasheet. Empty when all were measured or the case is not multi-class.

@@ -15,6 +15,9 @@ namespace kevo {
 struct RunFigures {
     // The search's best (the gate's first examination), seed time / its time; absent before the gate.
     std::optional<double> speedup, heldout_speedup;
+    // Phi at the held-out size, of the search's best and of the seed, from the same gate rounds
+    // (0 for a best that failed there); absent before the gate.
+    std::optional<double> heldout_fraction, seed_heldout_fraction;
     // A best that failed its held-out check was never timed by the gate (the evaluation stops at the
     // failing check): its in-distribution speed-up is then the search's own, its score over the
     // seed's, and this says so. One that failed in distribution on re-check keeps no figure.
@@ -31,6 +34,15 @@ struct RunFigures {
 };
 
 RunFigures run_figures(const RunData& run);
+
+// The held-out table's rows of the gate's first examination (the search's best, whatever the gate
+// then handed out) and of the seed; null when the run has no such row (not through the gate).
+const HeldoutRecord* search_best_row(const RunData& run);
+const HeldoutRecord* seed_row(const RunData& run);
+
+// Why a run's figures cannot enter a study's aggregates: "running", "interrupted", "failed" (its
+// status), "not gated" (finished without a gate row); empty when they can.
+std::string left_out_reason(const RunData& run);
 
 // A correct proposal's history: repaired when the attempt the proposer was shown last (the previous
 // evaluated iteration; the loop's parent_id is the incumbent, always correct, so it cannot tell)

@@ -4,11 +4,24 @@
 #include <fmt/format.h>
 
 #include "core/json.hpp"
+#include "eval/roofline.hpp"
 #include "report/run_pack.hpp"
 
 namespace kevo {
 
 namespace {
+
+// A stored EvalResult's score and held-out fraction on the datasheet basis (absent without one).
+std::optional<double> stored_datasheet_score(const nlohmann::json& result) {
+    if (!result.is_object()) return std::nullopt;
+    auto r = eval_result_from_json(result);
+    return r ? datasheet_score(*r) : std::nullopt;
+}
+std::optional<double> stored_datasheet_heldout(const nlohmann::json& result) {
+    if (!result.is_object()) return std::nullopt;
+    auto r = eval_result_from_json(result);
+    return r ? datasheet_heldout_fraction(*r) : std::nullopt;
+}
 nlohmann::json opt(const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 nlohmann::json opt(const std::optional<int64_t>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); }
 std::string num(const nlohmann::json& v, const char* format = "{:.4f}") {
@@ -56,7 +69,8 @@ Expected<nlohmann::json> run_report_json(Store& store, const std::string& run_id
         cost += it.cost_usd;
         doc["iterations"].push_back({{"iteration", it.iteration}, {"status", iteration_status_name(it.status)},
                                      {"verdict", it.verdict.empty() ? nlohmann::json(nullptr) : nlohmann::json(it.verdict)},
-                                     {"score", opt(it.score)}, {"diagnostics", it.diagnostics}, {"accepted", it.accepted},
+                                     {"score", opt(it.score)}, {"score_datasheet", opt(stored_datasheet_score(it.result))},
+                                     {"diagnostics", it.diagnostics}, {"accepted", it.accepted},
                                      {"candidate_id", opt(it.candidate_id)}, {"note", it.note}, {"seconds", it.seconds},
                                      {"prompt_tokens", it.prompt_tokens}, {"completion_tokens", it.completion_tokens},
                                      {"cost_usd", it.cost_usd}, {"dropout", it.dropout}, {"result", it.result}});
@@ -68,7 +82,8 @@ Expected<nlohmann::json> run_report_json(Store& store, const std::string& run_id
     doc["heldout"] = nlohmann::json::array();
     for (const auto& h : *heldout)
         doc["heldout"].push_back({{"role", h.role}, {"candidate_id", h.candidate_id}, {"iteration", h.iteration},
-                                  {"verdict", h.verdict}, {"fraction", opt(h.fraction)}, {"seconds", h.seconds},
+                                  {"verdict", h.verdict}, {"fraction", opt(h.fraction)},
+                                  {"fraction_datasheet", opt(stored_datasheet_heldout(h.result))}, {"seconds", h.seconds},
                                   {"passed", h.passed}, {"reason", h.reason}, {"speedup", opt(h.speedup)},
                                   {"speedup_spread", opt(h.speedup_spread)}, {"heldout_speedup", opt(h.heldout_speedup)},
                                   {"heldout_speedup_spread", opt(h.heldout_speedup_spread)}, {"rounds", h.rounds}});
@@ -90,15 +105,17 @@ std::string render_run_text(const nlohmann::json& d) {
                                   d["proposer"].get<std::string>(), d["created_at"].get<std::string>());
     // The score is the candidate's own evaluation in the search (in-distribution sizes); the gate's
     // side-by-side figures are in the gate table below. Notes are whole: the decision comes last.
-    out += fmt::format("\n{:>5}  {:<14} {:<14} {:>8}  {:<3}  {}\n", "iter", "status", "verdict", "search S", "acc",
-                       "note / diagnostics");
+    // Each score on both bases: the ceilings in force, and the datasheet's (docs/evaluation.md).
+    out += fmt::format("\n{:>5}  {:<14} {:<14} {:>8} {:>11}  {:<3}  {}\n", "iter", "status", "verdict", "search S",
+                       "datasheet S", "acc", "note / diagnostics");
     for (const auto& it : d["iterations"]) {
         std::string note = it["note"].get<std::string>();
         if (it["verdict"].is_string() && it["verdict"] != "ok") note = it["diagnostics"].get<std::string>();
         for (auto& c : note)
             if (c == '\n') c = ' ';
-        out += fmt::format("{:>5}  {:<14} {:<14} {:>8}  {:<3}  {}\n", it["iteration"].get<int>(), it["status"].get<std::string>(),
-                           it["verdict"].is_string() ? it["verdict"].get<std::string>() : "-", num(it["score"]),
+        out += fmt::format("{:>5}  {:<14} {:<14} {:>8} {:>11}  {:<3}  {}\n", it["iteration"].get<int>(),
+                           it["status"].get<std::string>(), it["verdict"].is_string() ? it["verdict"].get<std::string>() : "-",
+                           num(it["score"]), num(it.value("score_datasheet", nlohmann::json())),
                            it["accepted"].get<bool>() ? "*" : "", note);
     }
     if (!d["heldout"].empty()) out += render_gate_text(d["heldout"]);

@@ -18,6 +18,7 @@
 #include "eval/calibration.hpp"
 #include "eval/evaluator.hpp"
 #include "eval/worker_client.hpp"
+#include "report/run_figures.hpp"
 #include "store/run_lock.hpp"
 #include "study/child_process.hpp"
 
@@ -232,6 +233,22 @@ private:
             p.cost_usd += it.cost_usd;
             p.tokens += it.prompt_tokens + it.completion_tokens;
         }
+        return refresh_gate(p, std::move(*run), std::move(*iterations));
+    }
+
+    // The gate's side-by-side figures, the same the study report aggregates.
+    Expected<void> refresh_gate(CellProgress& p, RunRecord run, std::vector<IterationRecord> iterations) {
+        p.gate_speedup = p.gate_heldout_speedup = std::nullopt;
+        if (run.status != RunStatus::finished) return {};
+        auto heldout = store_.load_heldout(p.run_id);
+        if (!heldout) return heldout.error();
+        RunData d;
+        d.run = std::move(run);
+        d.iterations = std::move(iterations);
+        d.heldout = std::move(*heldout);
+        const RunFigures f = run_figures(d);
+        if (!f.speedup_from_search) p.gate_speedup = f.speedup;
+        p.gate_heldout_speedup = f.heldout_speedup;
         return {};
     }
 

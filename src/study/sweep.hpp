@@ -26,7 +26,10 @@ struct CellProgress {
     CellStatus status = CellStatus::pending;
     std::string run_id;
     int iterations_done = 0;
-    std::optional<double> seed_score, best_score;
+    std::optional<double> seed_score, best_score;  // the search's own, each from one evaluation
+    // What the gate measured for the search's best side by side with the seed (report/run_figures.hpp);
+    // absent before the gate, or when it could not time the best.
+    std::optional<double> gate_speedup, gate_heldout_speedup;
     double cost_usd = 0;
     int64_t tokens = 0;
     std::string note;  // the outcome, or why it failed

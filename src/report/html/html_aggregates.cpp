@@ -1,5 +1,8 @@
-// The study report's aggregates section: per model, strategy and pack, the geometric mean of the
-// tasks' S_i and S_agg under each weight vector, with the tasks missing named (study_aggregates.hpp).
+// The study report's aggregates section (study_aggregates.hpp): per model, strategy and pack, the
+// gate's figures (speed-ups and held-out Phi, S_agg beside the latter) with the cells left out named
+// and counted, then the search's own scores in a table of their own, labelled as such.
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -24,28 +27,79 @@ std::string weighted_cell(const PackAggregate& a) {
     return out;
 }
 
+std::string scored_text(const PackAggregate& a) {
+    return fmt::format("{} of {}", a.scored.size(), a.scored.size() + a.missing.size());
+}
+
+const PackAggregate* of_pack(const std::vector<PackAggregate>& list, const std::string& pack) {
+    for (const auto& a : list)
+        if (a.pack == pack) return &a;
+    return nullptr;
+}
+
+std::string geomean_cell(const char* column, const PackAggregate* a) {
+    return fmt::format("<td data-col=\"{}\">{}</td>", column, a ? aggregate_value_text(a->geomean) : "-");
+}
+
+// One row per pack the gate's figures reach.
+std::string gate_rows(const StudyAggregateRow& r) {
+    std::string out;
+    std::vector<std::string> packs;
+    for (const auto* list : {&r.speedup, &r.heldout_fraction})
+        for (const auto& a : *list)
+            if (std::find(packs.begin(), packs.end(), a.pack) == packs.end()) packs.push_back(a.pack);
+    if (packs.empty()) packs.push_back("-");
+    for (const auto& pack : packs) {
+        const PackAggregate* best = of_pack(r.heldout_fraction, pack);
+        const PackAggregate* counted = best ? best : of_pack(r.speedup, pack);
+        out += fmt::format("<tr class=\"aggregate\" data-model=\"{}\" data-strategy=\"{}\" data-pack=\"{}\"><td>{}</td><td>{}</td>"
+                           "<td>{}</td><td data-col=\"gated\">{}{}</td><td>{}</td>{}{}{}<td data-col=\"s_agg\">{}</td>{}"
+                           "<td data-col=\"left_out\">{}</td></tr>\n",
+                           escape_html(r.model), escape_html(r.strategy), escape_html(pack), escape_html(r.model),
+                           escape_html(r.strategy), escape_html(pack), r.gated,
+                           r.untimed ? fmt::format(" ({} with no speed-up)", r.untimed) : "",
+                           counted ? scored_text(*counted) : "-", geomean_cell("speedup", of_pack(r.speedup, pack)),
+                           geomean_cell("heldout_speedup", of_pack(r.heldout_speedup, pack)),
+                           geomean_cell("heldout_fraction", best), best ? weighted_cell(*best) : "-",
+                           geomean_cell("seed_heldout_fraction", of_pack(r.seed_heldout_fraction, pack)),
+                           r.left_out.empty() ? "-" : escape_html(left_out_text(r.left_out)));
+    }
+    return out;
+}
+
+std::string search_rows(const StudyAggregateRow& r) {
+    std::string out;
+    for (const auto* list : {&r.search_best, &r.search_seed})
+        for (const auto& a : *list) {
+            const char* kernels = list == &r.search_best ? "best" : "seed";
+            out += fmt::format("<tr class=\"search-aggregate\" data-model=\"{}\" data-strategy=\"{}\" data-kernels=\"{}\" "
+                               "data-pack=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                               "<td data-col=\"geomean\">{}</td><td data-col=\"s_agg\">{}</td></tr>\n",
+                               escape_html(r.model), escape_html(r.strategy), kernels, escape_html(a.pack),
+                               escape_html(r.model), escape_html(r.strategy), kernels, escape_html(a.pack),
+                               scored_text(a), aggregate_value_text(a.geomean), weighted_cell(a));
+        }
+    return out;
+}
+
 }  // namespace
 
 std::string aggregates_section(const ReportData& data) {
     const auto rows = study_aggregates(data);
     if (rows.empty()) return {};
-    std::string out = fmt::format("<section id=\"aggregates\"><h2>Aggregates per pack</h2>\n<p>{}</p>\n<table class=\"aggregates\">\n"
-                                  "<tr><th>model</th><th>strategy</th><th>kernels</th><th>pack</th><th>tasks scored</th>"
-                                  "<th>S (geometric mean)</th><th>S_agg</th></tr>\n",
-                                  escape_html(kStudyAggregateMeaning));
-    for (const auto& r : rows)
-        for (const auto* list : {&r.best, &r.seed})
-            for (const auto& a : *list) {
-                const char* kernels = list == &r.best ? "best" : "seed";
-                const std::string scored = fmt::format("{} of {}{}", a.scored.size(), a.scored.size() + a.missing.size(),
-                                                       a.missing.empty() ? "" : fmt::format("; missing: {}", fmt::join(a.missing, ", ")));
-                out += fmt::format("<tr class=\"aggregate\" data-model=\"{}\" data-strategy=\"{}\" data-kernels=\"{}\" "
-                                   "data-pack=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-                                   "<td data-col=\"geomean\">{}</td><td data-col=\"s_agg\">{}</td></tr>\n",
-                                   escape_html(r.model), escape_html(r.strategy), kernels, escape_html(a.pack),
-                                   escape_html(r.model), escape_html(r.strategy), kernels, escape_html(a.pack),
-                                   escape_html(scored), aggregate_value_text(a.geomean), weighted_cell(a));
-            }
+    std::string out = fmt::format(
+        "<section id=\"aggregates\"><h2>Aggregates per pack</h2>\n<p>Aggregates {}</p>\n<table class=\"aggregates\">\n"
+        "<tr><th>model</th><th>strategy</th><th>pack</th><th>runs through the gate</th><th>tasks scored</th>"
+        "<th>speed-up in distribution (gate, geometric mean)</th><th>speed-up held out (gate, geometric mean)</th>"
+        "<th>best: held-out Phi S (gate)</th><th>best: held-out Phi S_agg (gate)</th><th>seed: held-out Phi S (gate)</th>"
+        "<th>cells left out</th></tr>\n",
+        escape_html(kGateAggregateMeaning));
+    for (const auto& r : rows) out += gate_rows(r);
+    out += fmt::format("</table>\n<p>Aggregates of {}</p>\n<table class=\"search-aggregates\">\n<tr><th>model</th>"
+                       "<th>strategy</th><th>kernels</th><th>pack</th><th>tasks scored</th><th>S (search's own, geometric "
+                       "mean)</th><th>S_agg (search's own)</th></tr>\n",
+                       escape_html(kSearchAggregateMeaning));
+    for (const auto& r : rows) out += search_rows(r);
     return out + "</table>\n</section>\n";
 }
 

@@ -6,7 +6,7 @@
 #include "core/version.hpp"
 #include "report/html/html_sections.hpp"
 #include "report/html/markup.hpp"
-#include "report/html/report_stats.hpp"
+#include "report/report_stats.hpp"
 
 namespace kevo {
 

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "report/html/report_stats.hpp"
+#include "report/report_stats.hpp"
 #include "report/report_data.hpp"
 
 namespace kevo::html {

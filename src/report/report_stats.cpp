@@ -1,5 +1,5 @@
 // See report_stats.hpp.
-#include "report/html/report_stats.hpp"
+#include "report/report_stats.hpp"
 
 #include <algorithm>
 
