@@ -1,7 +1,9 @@
 // `kevo run --proposer llm` against a real OpenAI-compatible server: LiteLLM's proxy (from PyPI,
 // installed by scripts/install-deps.sh into .venv-litellm, or named by KEVO_LITELLM), started here
 // on 127.0.0.1 as a child process with models that answer from `mock_response`: a good kernel, prose
-// without code, a <think> draft before the real answer. The proxy prices each reply itself
+// without code, a <think> draft before the real answer; the failure classes of its refusals, a
+// deadline and SIGTERM during a 30 s mock delay, a 2 MB rejected kernel kept out of later request
+// bodies (seen through a recording relay), two code blocks, a 200 without choices. The proxy prices each reply itself
 // (x-litellm-response-cost) and checks the key. Skipped where LiteLLM is not installed, except in
 // CI (CI=true), where its absence fails.
 #ifdef KEVO_HAVE_HTTPLIB
