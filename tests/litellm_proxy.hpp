@@ -13,6 +13,8 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
+#include <mutex>
 #include <csignal>
 #include <cstdlib>
 #include <optional>
@@ -78,13 +80,16 @@ inline std::string heat2d_variant(const std::string& block) {
 
 // Writes the proxy's configuration (JSON is YAML) to `path`: each model (name, answer) answers with
 // its fixed text, priced as gpt-4o-mini from LiteLLM's own price list; the key is kMasterKey.
+// `params` adds litellm_params to the models it names (mock_delay, another model).
 inline std::string write_proxy_config(const std::string& path,
-                                      const std::vector<std::pair<std::string, std::string>>& models) {
+                                      const std::vector<std::pair<std::string, std::string>>& models,
+                                      const std::map<std::string, nlohmann::json>& params = {}) {
     nlohmann::json list = nlohmann::json::array();
-    for (const auto& [name, answer] : models)
-        list.push_back({{"model_name", name},
-                        {"litellm_params", {{"model", "openai/gpt-4o-mini"}, {"api_key", "sk-unused"},
-                                            {"mock_response", answer}}}});
+    for (const auto& [name, answer] : models) {
+        nlohmann::json p = {{"model", "openai/gpt-4o-mini"}, {"api_key", "sk-unused"}, {"mock_response", answer}};
+        if (const auto it = params.find(name); it != params.end()) p.update(it->second);
+        list.push_back({{"model_name", name}, {"litellm_params", p}});
+    }
     const nlohmann::json config = {{"model_list", list}, {"general_settings", {{"master_key", kMasterKey}}}};
     std::ofstream(path) << config.dump(2);
     return path;
@@ -147,6 +152,7 @@ public:
         return "the proxy did not answer /health/liveliness in time:\n" + log_tail();
     }
     std::string base_url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/v1"; }
+    int port() const { return port_; }
     std::string log_tail() const {
         const std::string log = slurp(log_);
         return log.substr(log.size() > 3000 ? log.size() - 3000 : 0);
@@ -156,6 +162,75 @@ private:
     int port_;
     std::string log_;
     pid_t pid_ = -1;
+};
+
+// A relay between kevo and the proxy on 127.0.0.1 that keeps every request body it forwards (the
+// bodies the proxy received) and the x-litellm-* headers of the reply. Under /nochoices/ it deletes
+// `choices` from the proxy's reply (a 200 without choices, usage kept) and remembers that usage.
+class RecordingRelay {
+public:
+    RecordingRelay(int upstream_port, double upstream_timeout_s) {
+        const auto forward = [this, upstream_port, upstream_timeout_s](const httplib::Request& req, httplib::Response& res,
+                                                                        bool strip_choices) {
+            {
+                std::lock_guard lock(mutex_);
+                bodies_.push_back(req.body);
+            }
+            httplib::Client client("127.0.0.1", upstream_port);
+            client.set_read_timeout(std::chrono::milliseconds(static_cast<long>(upstream_timeout_s * 1000)));
+            httplib::Headers headers;
+            for (const char* name : {"Authorization", "Accept"})
+                if (req.has_header(name)) headers.emplace(name, req.get_header_value(name));
+            auto up = client.Post("/v1/chat/completions", headers, req.body, "application/json");
+            if (!up) {
+                res.status = 502;
+                return;
+            }
+            std::string body = up->body;
+            if (strip_choices) {
+                auto j = nlohmann::json::parse(body, nullptr, false);
+                if (j.is_object()) {
+                    j.erase("choices");
+                    std::lock_guard lock(mutex_);
+                    stripped_usage_ = j.value("usage", nlohmann::json());
+                    body = j.dump();
+                }
+            }
+            res.status = up->status;
+            for (const auto& [k, v] : up->headers)
+                if (k.rfind("x-litellm-", 0) == 0) res.set_header(k, v);
+            res.set_content(body, up->get_header_value("Content-Type"));
+        };
+        server_.Post("/v1/chat/completions", [forward](const httplib::Request& q, httplib::Response& r) { forward(q, r, false); });
+        server_.Post("/nochoices/v1/chat/completions",
+                     [forward](const httplib::Request& q, httplib::Response& r) { forward(q, r, true); });
+        port_ = server_.bind_to_any_port("127.0.0.1");
+        thread_ = std::thread([this] { server_.listen_after_bind(); });
+        while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ~RecordingRelay() {
+        server_.stop();
+        thread_.join();
+    }
+    std::string base_url(const std::string& prefix = "") const {
+        return "http://127.0.0.1:" + std::to_string(port_) + prefix + "/v1";
+    }
+    std::vector<std::string> bodies() {
+        std::lock_guard lock(mutex_);
+        return bodies_;
+    }
+    nlohmann::json stripped_usage() {
+        std::lock_guard lock(mutex_);
+        return stripped_usage_;
+    }
+
+private:
+    httplib::Server server_;
+    std::thread thread_;
+    int port_ = 0;
+    std::mutex mutex_;
+    std::vector<std::string> bodies_;
+    nlohmann::json stripped_usage_;
 };
 
 }  // namespace kevo::test

@@ -1,4 +1,4 @@
-// parse_answer: fenced blocks (longest kernel wins), SEARCH/REPLACE edits, and answers with
+// parse_answer: fenced blocks (the last defining the entry point wins, quotes never), SEARCH/REPLACE edits, and answers with
 // nothing usable.
 #include <gtest/gtest.h>
 
@@ -20,7 +20,7 @@ const std::string kPrevious =
     "    u_out[y * nx + x] = u_in[y * nx + x];\n"
     "}\n";
 
-TEST(Answer, LongestKernelBlockChosenAmongSeveral) {
+TEST(Answer, TheLastBlockDefiningTheEntryPointIsChosen) {
     const std::string answer =
         "Here is the idea:\n"
         "```cuda\n"
@@ -37,12 +37,44 @@ TEST(Answer, LongestKernelBlockChosenAmongSeveral) {
         "```cu\n"
         "__global__ void k2() { }\n"
         "```\n";
-    const ParsedAnswer p = parse_answer(answer, "", Language::cuda);
+    AnswerRules rules;
+    rules.language = Language::cuda;
+    rules.entry_points = {"heat_step"};
+    const ParsedAnswer p = parse_answer(answer, rules);
     ASSERT_TRUE(p.ok) << p.reason;
     EXPECT_EQ(p.source.rfind("// full version\n", 0), 0u);
-    EXPECT_NE(p.source.find("heat_step"), std::string::npos);
     EXPECT_EQ(p.source.find("```"), std::string::npos);
     EXPECT_EQ(p.source.back(), '\n');
+    EXPECT_NE(p.reason.find("of 3 kernel blocks"), std::string::npos) << p.reason;
+    // Without entry points the last kernel block is the one.
+    EXPECT_EQ(parse_answer(answer, "", Language::cuda).source, "__global__ void k2() { }\n");
+}
+
+// review-llm M2 "twoblocks": the model quotes the seed (longer), then writes its kernel; the quote
+// never wins, also when it comes last.
+TEST(Answer, AQuotedSeedNeverWinsOverTheModelsKernel) {
+    const std::string improved =
+        "// kevo: launch heat_step block=64,4\n"
+        "__kernel void heat_step(__global const float* u_in, __global float* u_out, uint nx, uint ny, float alpha) {\n"
+        "    u_out[0] = u_in[0];\n"
+        "}\n";
+    AnswerRules rules;
+    rules.entry_points = {"heat_step"};
+    rules.quoted = {kPrevious};
+    const std::string quote_first = "Your current kernel is:\n```opencl\n" + kPrevious + "```\nImproved version:\n```opencl\n" +
+                                    improved + "```\n";
+    ParsedAnswer p = parse_answer(quote_first, rules);
+    ASSERT_TRUE(p.ok) << p.reason;
+    EXPECT_EQ(p.source, improved);
+    EXPECT_NE(p.reason.find("1 quoting an earlier kernel"), std::string::npos) << p.reason;
+    const std::string quote_last = "```opencl\n" + improved + "```\nwhich replaces:\n```opencl\n" + kPrevious + "  \n```\n";
+    p = parse_answer(quote_last, rules);
+    ASSERT_TRUE(p.ok) << p.reason;
+    EXPECT_EQ(p.source, improved);
+    // Only the quote: it is the answer (and later a duplicate, which is what it is).
+    p = parse_answer("```opencl\n" + kPrevious + "```\n", rules);
+    ASSERT_TRUE(p.ok);
+    EXPECT_EQ(p.source, kPrevious);
 }
 
 TEST(Answer, BlockWithoutKernelIgnored) {

@@ -1,12 +1,15 @@
 // `kevo run --proposer llm` against a real OpenAI-compatible server: LiteLLM's proxy (from PyPI,
 // installed by scripts/install-deps.sh into .venv-litellm, or named by KEVO_LITELLM), started here
 // on 127.0.0.1 as a child process with models that answer from `mock_response`: a good kernel, prose
-// without code, a <think> draft before the real answer. The proxy prices each reply itself
+// without code, a <think> draft before the real answer; the failure classes of its refusals, a
+// deadline and SIGTERM during a 30 s mock delay, a 2 MB rejected kernel kept out of later request
+// bodies (seen through a recording relay), two code blocks, a 200 without choices. The proxy prices each reply itself
 // (x-litellm-response-cost) and checks the key. Skipped where LiteLLM is not installed, except in
 // CI (CI=true), where its absence fails.
 #ifdef KEVO_HAVE_HTTPLIB
 #include <gtest/gtest.h>
 
+#include <csignal>
 #include <cstdlib>
 #include <fstream>
 
@@ -15,6 +18,7 @@
 #include "kevo_process.hpp"
 #include "litellm_proxy.hpp"
 #include "run_support.hpp"
+#include "search/proposers/llm.hpp"
 #include "task/registry.hpp"
 
 using kevo::test::fenced;
@@ -22,6 +26,7 @@ using kevo::test::has_device;
 using kevo::test::heat2d_variant;
 using kevo::test::kMasterKey;
 using kevo::test::LiteLlmProxy;
+using kevo::test::RecordingRelay;
 using kevo::test::run_kevo;
 using kevo::test::slurp;
 
@@ -98,6 +103,158 @@ TEST(LiteLlmProxy, RunsAgainstTheRealProxy) {
     EXPECT_NE(unknown.err.find("3 times in a row"), std::string::npos) << unknown.err;
     EXPECT_NE(unknown.err.find("HTTP 400"), std::string::npos) << unknown.err;
     EXPECT_NE(unknown.err.find("kevo-no-such-model"), std::string::npos) << unknown.err;
+    ::unsetenv("KEVO_API_KEY");
+}
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// heat2d's seed with 2 MB of comments: far above the static scan's size limit.
+std::string huge_kernel() {
+    std::string source = heat2d_variant("32,4");
+    for (int i = 0; source.size() < 2'000'000; ++i) source += "// filler line " + std::to_string(i) + " of a huge kernel\n";
+    return source;
+}
+
+std::string write_failure_config() {
+    std::string repeated;
+    for (int i = 0; i < 200; ++i) repeated += "abc";  // LiteLLM stops a stream of 100 identical chunks
+    return kevo::test::write_proxy_config(
+        temp("litellm-failures.yaml"),
+        {{"kevo-good", fenced(heat2d_variant("32,4"))},
+         {"kevo-slow", fenced(heat2d_variant("32,4"))},
+         {"kevo-ratelimited", "litellm.RateLimitError"},
+         {"kevo-repeat", repeated},
+         {"kevo-o3", "unused"},
+         {"kevo-huge", fenced(huge_kernel())},
+         {"kevo-twoblocks", "Your current kernel is:\n```opencl\n" + std::string(kevo::task_file("heat2d", "seed.cl")) +
+                                "```\nImproved version:\n" + fenced(heat2d_variant("32,4"))}},
+        {{"kevo-slow", {{"mock_delay", 30}}}, {"kevo-o3", {{"model", "openai/o3"}}}});
+}
+
+kevo::LlmOptions options(const std::string& url, const std::string& model, const std::string& key) {
+    kevo::LlmOptions o;
+    o.base_url = url;
+    o.model = model;
+    o.api_key = key;
+    o.max_retries = 1;
+    o.backoff_initial_s = 0.05;
+    o.request_timeout_s = 20;
+    return o;
+}
+
+// The failure classes of the real proxy's answers, through the llm proposer itself: a key it refuses
+// ("No connected db."), a model it does not serve, a parameter the model rejects, a rate limit, an
+// error event inside a stream (retried like a 5xx), and the run's deadline cutting a 30 s mock delay.
+TEST(LiteLlmProxy, FailuresAreClassifiedAndDeadlinesKept) {
+    KEVO_REQUIRE_LITELLM(litellm);
+    LiteLlmProxy proxy(*litellm, write_failure_config(), temp("litellm-failures.log"));
+    const std::string problem = proxy.wait_ready(180);
+    ASSERT_TRUE(problem.empty()) << problem;
+    kevo::TaskSpec spec;
+    spec.name = "heat2d";
+    spec.kernels = {{"heat_step", "", "__kernel void heat_step(__global const float* u_in)", 2, kevo::Dim3{16, 16, 1}}};
+    kevo::ProposalContext context;
+    context.spec = &spec;
+    context.incumbent.source = std::string(kevo::task_file("heat2d", "seed.cl"));
+    const auto propose = [&](const kevo::LlmOptions& o) { return kevo::make_llm_proposer(o)->propose(context); };
+    using F = kevo::ProposerFailure;
+
+    const auto wrong_key = propose(options(proxy.base_url(), "kevo-good", "sk-wrong"));
+    EXPECT_EQ(wrong_key.failure_class, F::auth) << wrong_key.note;
+    EXPECT_NE(wrong_key.note.find("No connected db."), std::string::npos) << wrong_key.note;
+    EXPECT_EQ(wrong_key.failure_class, propose(options(proxy.base_url(), "kevo-good", "sk-other")).failure_class);
+    const auto no_model = propose(options(proxy.base_url(), "kevo-no-such-model", kMasterKey));
+    EXPECT_EQ(no_model.failure_class, F::bad_request_parameter) << no_model.note;
+    const auto o3 = propose(options(proxy.base_url(), "kevo-o3", kMasterKey));  // temperature 0.7
+    EXPECT_EQ(o3.failure_class, F::bad_request_parameter) << o3.note;
+    EXPECT_EQ(o3.note.find('\n'), std::string::npos) << "one clean line";
+    EXPECT_NE(o3.detail.find('\n'), std::string::npos) << "the whole message kept";
+    const auto limited = propose(options(proxy.base_url(), "kevo-ratelimited", kMasterKey));
+    EXPECT_EQ(limited.failure_class, F::rate_limited) << limited.note;
+    EXPECT_TRUE(kevo::failed_because_of_proposer(limited));
+
+    auto stream = options(proxy.base_url(), "kevo-repeat", kMasterKey);
+    stream.stream = true;
+    const auto repeat = propose(stream);
+    EXPECT_EQ(repeat.failure_class, F::server_error) << repeat.note;
+    EXPECT_NE(repeat.note.find("HTTP 200 stream error x2"), std::string::npos) << repeat.note;
+
+    const auto good = propose(options(proxy.base_url(), "kevo-good", kMasterKey));
+    EXPECT_EQ(good.status, kevo::Proposal::Status::ok) << good.note;
+    EXPECT_GT(good.prompt_tokens, 0);
+
+    context.deadline = Clock::now() + std::chrono::milliseconds(1500);
+    const auto start = Clock::now();
+    const auto slow = propose(options(proxy.base_url(), "kevo-slow", kMasterKey));
+    EXPECT_LT(seconds_since(start), 3.0);
+    EXPECT_EQ(slow.failure_class, F::deadline) << slow.note;
+    EXPECT_FALSE(kevo::failed_because_of_proposer(slow));
+}
+
+// kevo run against the proxy through a relay that keeps the bodies the proxy received: SIGTERM
+// during a 30 s mock delay ends the run within 2 s; a 2 MB rejected candidate never reaches a later
+// request in full; of two code blocks the model's kernel is evaluated, not the quoted seed; a 200
+// without choices keeps its usage.
+TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
+    KEVO_REQUIRE_LITELLM(litellm);
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    LiteLlmProxy proxy(*litellm, write_failure_config(), temp("litellm-runs.log"));
+    const std::string problem = proxy.wait_ready(180);
+    ASSERT_TRUE(problem.empty()) << problem;
+    RecordingRelay relay(proxy.port(), 8);
+    ::setenv("KEVO_API_KEY", kMasterKey, 1);
+    const std::string db = temp("litellm-runs.db");
+
+    // SIGTERM 0.5 s after the request reached the proxy, which answers only after 30 s.
+    {
+        const auto args = llm_run(relay.base_url(), "kevo-slow", db, {"--iterations", "3", "--run-id", "slow"});
+        const pid_t pid = kevo::test::spawn_kevo(args, temp("slow.log"));
+        ASSERT_GT(pid, 0);
+        const auto until = Clock::now() + std::chrono::seconds(120);
+        while (relay.bodies().empty() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        ASSERT_FALSE(relay.bodies().empty()) << slurp(temp("slow.log"));
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        const auto signalled = Clock::now();
+        ::kill(pid, SIGTERM);
+        int status = 0;
+        while (::waitpid(pid, &status, WNOHANG) == 0 && seconds_since(signalled) < 25)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        const double took = seconds_since(signalled);
+        if (took >= 25) ::kill(pid, SIGKILL), ::waitpid(pid, &status, 0);
+        EXPECT_LT(took, 2.0) << slurp(temp("slow.log"));
+        EXPECT_EQ(report(db, "slow")["status"], "interrupted");
+        EXPECT_EQ(relay.bodies().size(), 1u) << "no retry after the signal";
+    }
+
+    // A 2 MB kernel, twice: rejected by the static scan, then quoted in part only.
+    const size_t before = relay.bodies().size();
+    const auto huge = run_kevo(llm_run(relay.base_url(), "kevo-huge", db, {"--iterations", "2"}));
+    ASSERT_EQ(huge.exit_code, kevo::test::run_exit_status(huge.json())) << huge.err;
+    const auto bodies = relay.bodies();
+    ASSERT_EQ(bodies.size(), before + 2);
+    for (size_t i = before; i < bodies.size(); ++i) {
+        EXPECT_LT(bodies[i].size(), 100'000u) << "request " << i - before + 1;
+        EXPECT_EQ(bodies[i].find("filler line 30000 of a huge kernel"), std::string::npos);
+    }
+    EXPECT_NE(bodies.back().find("cut here]"), std::string::npos) << "the second prompt says what was cut";
+
+    // The seed quoted, then the model's kernel: the kernel is evaluated.
+    const auto two = run_kevo(llm_run(relay.base_url(), "kevo-twoblocks", db, {"--iterations", "1"}));
+    ASSERT_EQ(two.exit_code, kevo::test::run_exit_status(two.json())) << two.err;
+    const auto it1 = run_kevo({"report", two.json()["run_id"].get<std::string>(), "--db", db, "--iteration", "1", "--json"}).json();
+    EXPECT_NE(it1["source"].get<std::string>().find("block=32,4"), std::string::npos) << it1.dump(1);
+    EXPECT_EQ(it1["status"], "evaluated") << it1.dump(1);
+
+    // 200 without choices: the usage the proxy reported is counted, and so is its cost.
+    const auto none = run_kevo(llm_run(relay.base_url("/nochoices"), "kevo-good", db,
+                                       {"--iterations", "1", "--cost-from-server"}));
+    const auto usage = relay.stripped_usage();
+    ASSERT_TRUE(usage.is_object()) << none.err;
+    const auto rep = report(db, none.json()["run_id"]);
+    EXPECT_EQ(rep["tokens"], usage["prompt_tokens"].get<int>() + usage["completion_tokens"].get<int>()) << rep.dump(1);
+    EXPECT_GT(rep["cost_usd"].get<double>(), 0.0);
     ::unsetenv("KEVO_API_KEY");
 }
 

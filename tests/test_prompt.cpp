@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "search/prompt.hpp"
 #include "task/registry.hpp"
 
@@ -290,6 +292,75 @@ TEST(Prompt, FreshApproachDropsHistory) {
     // The incumbent stays, and edits then apply to it.
     EXPECT_NE(fresh.find(kSeed), std::string::npos);
     EXPECT_NE(fresh.find("edits against the source of the incumbent"), std::string::npos);
+}
+
+// A 2 MB rejected candidate is quoted only in part: its head and tail with a marker saying how much
+// was cut; a large incumbent likewise up to its own bound.
+TEST(Prompt, ARejectedOrOversizedSourceIsQuotedOnlyInPart) {
+    Fixture f;
+    std::string huge = kSeed;
+    for (int i = 0; huge.size() < 2'000'000; ++i) huge += fmt::format("// filler line {} of a huge kernel\n", i);
+    huge += "// the-last-line-of-the-huge-kernel\n";
+    Attempt prev;
+    prev.iteration = 1;
+    prev.source = huge;
+    prev.result.verdict = Verdict::rejected;
+    prev.result.diagnostics = "static scan: source is 2000000 bytes; the limit is 262144 bytes";
+    f.context.previous = prev;
+    const PromptLimits limits;
+    const std::string p = build_prompt(f.context, limits);
+    EXPECT_LT(p.size(), 40'000u);
+    EXPECT_NE(p.find(kSeed), std::string::npos) << "the head is shown";
+    EXPECT_NE(p.find("the-last-line-of-the-huge-kernel"), std::string::npos) << "the tail is shown";
+    EXPECT_NE(p.find("characters ("), std::string::npos);
+    EXPECT_NE(p.find("lines) cut here]"), std::string::npos);
+    EXPECT_NE(p.find(fmt::format("This source is {} characters long", huge.size())), std::string::npos);
+    EXPECT_EQ(p.find("filler line 30000 "), std::string::npos);
+
+    // Not rejected but as large: the quote bound for any source (48,000 characters) holds.
+    f.context.previous->result.verdict = Verdict::incorrect;
+    const std::string q = build_prompt(f.context, limits);
+    EXPECT_GT(q.size(), 40'000u);
+    EXPECT_LT(q.size(), 60'000u);
+}
+
+// Over the token bound, history goes first, then the previous source is cut, and the task's own text
+// (brief, signatures, answer format) stays.
+TEST(Prompt, TheWholePromptIsKeptUnderItsTokenBoundHistoryFirst) {
+    Fixture f;
+    f.context.brief = "# heat2d brief\nthe-brief-marker\n";
+    for (int i = 1; i <= 40; ++i) {
+        Attempt a;
+        a.iteration = i;
+        a.source = kSeed;
+        a.result.verdict = Verdict::incorrect;
+        a.result.diagnostics = fmt::format("history-{}-{}", i, std::string(150, 'x'));
+        f.context.history.push_back(a);
+    }
+    Attempt prev;
+    prev.iteration = 40;
+    prev.source = kSeed + std::string(30'000, ' ') + "\n// previous-tail\n";
+    prev.result.verdict = Verdict::incorrect;
+    f.context.previous = prev;
+    const std::string full = build_prompt(f.context);
+    ASSERT_NE(full.find("- iteration 1: incorrect"), std::string::npos);
+
+    PromptLimits limits;
+    limits.max_tokens = static_cast<int>(estimated_tokens(full)) - 500;  // a little history must go
+    const std::string cut = build_prompt(f.context, limits);
+    EXPECT_LE(estimated_tokens(cut), static_cast<size_t>(limits.max_tokens));
+    EXPECT_EQ(cut.find("- iteration 1: incorrect"), std::string::npos) << "the oldest history line goes first";
+    EXPECT_NE(cut.find("- iteration 40: incorrect"), std::string::npos);
+    EXPECT_NE(cut.find("older attempts left out to keep the prompt under its bound"), std::string::npos);
+    EXPECT_NE(cut.find("// previous-tail"), std::string::npos) << "the previous source is still whole";
+
+    limits.max_tokens = 4000;  // 16,000 characters: all history, then most of the previous source
+    const std::string small = build_prompt(f.context, limits);
+    EXPECT_LE(estimated_tokens(small), 4000u);
+    EXPECT_EQ(small.find("## Recent history"), std::string::npos);
+    EXPECT_NE(small.find("the-brief-marker"), std::string::npos);
+    EXPECT_NE(small.find("## Answer format"), std::string::npos);
+    EXPECT_NE(small.find("__kernel void heat_step(__global const float* u_in"), std::string::npos);
 }
 
 }  // namespace

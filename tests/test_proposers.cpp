@@ -354,29 +354,138 @@ TEST(Proposers, LlmUnreachableEndpointFailsAfterRetries) {
 TEST(Proposers, LlmFailuresRetryingCannotMendArePermanentAndNotRetried) {
     struct Case {
         int status;
-        const char* message;
+        nlohmann::json error;
+        ProposerFailure failure_class;
         Failure failure;
     };
     const std::vector<Case> cases = {
-        {403, "key not allowed to access model", Failure::permanent},
-        {404, "The model `gpt-9` does not exist", Failure::permanent},
-        {400, "Unsupported parameter: 'max_tokens' is not supported with this model.", Failure::permanent},
-        {400, "invalid model ID", Failure::permanent},
-        {422, "temperature: parameter out of range", Failure::permanent},
-        {400, "the prompt is too long for this request", Failure::transient},  // the next prompt may be shorter
+        {403, {{"message", "key not allowed to access model"}}, ProposerFailure::auth, Failure::permanent},
+        {404, {{"message", "The model `gpt-9` does not exist"}, {"code", "model_not_found"}}, ProposerFailure::not_found,
+         Failure::permanent},
+        {400, {{"message", "'max_tokens' is not supported with this model."}, {"type", "invalid_request_error"},
+               {"param", "max_tokens"}, {"code", "unsupported_parameter"}},
+         ProposerFailure::bad_request_parameter, Failure::permanent},
+        {400, {{"message", "No connected db."}, {"type", "no_db_connection"}, {"code", "400"}}, ProposerFailure::auth,
+         Failure::permanent},
+        {422, {{"message", "out of range"}, {"param", "temperature"}}, ProposerFailure::bad_request_parameter,
+         Failure::permanent},
+        {400, {{"message", "the prompt is too long for this request"}}, ProposerFailure::bad_request,
+         Failure::transient},  // names no type or parameter: the next prompt may do better
+        {400, {{"message", "This model's maximum context length is 8192 tokens"}, {"code", "context_length_exceeded"}},
+         ProposerFailure::context_exceeded, Failure::transient},
     };
     for (const Case& k : cases) {
-        SCOPED_TRACE(std::to_string(k.status) + " " + k.message);
-        FakeOpenAi server({{k.status, nlohmann::json{{"error", {{"message", k.message}}}}.dump(), {}, 0},
+        SCOPED_TRACE(std::to_string(k.status) + " " + k.error.dump());
+        FakeOpenAi server({{k.status, nlohmann::json{{"error", k.error}}.dump(), {}, 0},
                            {200, completion(kKernelAnswer), {}, 0}});
         Context c;
         const Proposal p = make_llm_proposer(options_for(server))->propose(c.context);
         EXPECT_EQ(p.status, Status::failed);
+        EXPECT_EQ(p.failure_class, k.failure_class) << proposer_failure_name(p.failure_class);
         EXPECT_EQ(p.failure, k.failure);
+        EXPECT_TRUE(failed_because_of_proposer(p));
+        EXPECT_EQ(p.http_status, k.status);
         EXPECT_EQ(server.requests().size(), 1u) << "a 4xx is not retried";
         EXPECT_NE(p.note.find(fmt::format("HTTP {}", k.status)), std::string::npos) << p.note;
-        EXPECT_NE(p.note.find(k.message), std::string::npos) << p.note;
+        EXPECT_NE(p.note.find(k.error["message"].get<std::string>()), std::string::npos) << p.note;
     }
+}
+
+// A 200 without choices still used tokens: they are counted (and priced), and the proposal fails
+// as a malformed reply; a multi-line server message becomes a one-line note, the whole kept as detail.
+TEST(Proposers, LlmReplyWithoutChoicesKeepsItsUsage) {
+    FakeOpenAi server({{200, R"({"id":"x","usage":{"prompt_tokens":10,"completion_tokens":20}})", {}, 0}});
+    Context c;
+    const Proposal p = make_llm_proposer(options_for(server))->propose(c.context);
+    EXPECT_EQ(p.status, Status::failed);
+    EXPECT_EQ(p.failure_class, ProposerFailure::malformed_reply);
+    EXPECT_EQ(p.prompt_tokens, 10);
+    EXPECT_EQ(p.completion_tokens, 20);
+    EXPECT_NEAR(p.cost_usd, (10 * 2.0 + 20 * 8.0) / 1e6, 1e-12);
+
+    FakeOpenAi multi({{400, R"({"error":{"message":"line one\n\nline two\n  line three","type":"invalid_request_error"}})", {}, 0}});
+    const Proposal q = make_llm_proposer(options_for(multi))->propose(c.context);
+    EXPECT_EQ(q.note.find('\n'), std::string::npos) << q.note;
+    EXPECT_NE(q.note.find("line one line two line three"), std::string::npos) << q.note;
+    EXPECT_NE(q.detail.find("line one\n\nline two"), std::string::npos) << q.detail;
+}
+
+// An error event inside a 200 stream is retried like the same HTTP error (LiteLLM's shape).
+TEST(Proposers, LlmStreamErrorEventIsRetriedLikeTheHttpError) {
+    const std::string error_event =
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"abc\"}}]}\n\n"
+        "data: {\"error\": {\"message\": \"litellm.InternalServerError: The model is repeating the same chunk = abc.\", "
+        "\"type\": \"internal_server_error\", \"param\": null, \"code\": \"500\"}}\n\n";
+    FakeOpenAi server({{200, error_event, {}, 0, "text/event-stream"},
+                       {200, event_stream(kKernelAnswer, 40), {}, 0, "text/event-stream"}});
+    Context c;
+    LlmOptions o = options_for(server);
+    o.stream = true;
+    const Proposal p = make_llm_proposer(o)->propose(c.context);
+    EXPECT_EQ(server.requests().size(), 2u);
+    EXPECT_EQ(p.status, Status::ok) << p.note;
+    EXPECT_NE(p.note.find("after retries (HTTP 200 stream error, HTTP 200)"), std::string::npos) << p.note;
+
+    FakeOpenAi always({{200, error_event, {}, 0, "text/event-stream"}});
+    const Proposal q = make_llm_proposer(options_for(always))->propose(c.context);  // not streaming: refused
+    EXPECT_EQ(q.failure_class, ProposerFailure::malformed_reply);
+    o = options_for(always);
+    o.stream = true;
+    const Proposal r = make_llm_proposer(o)->propose(c.context);
+    EXPECT_EQ(always.requests().size(), 1u + 3u);  // q once, r 1 + max_retries
+    EXPECT_EQ(r.failure_class, ProposerFailure::server_error) << r.note;
+}
+
+// The run's deadline caps a request and its retries: a stalled server is left at the deadline.
+TEST(Proposers, LlmDeadlineCutsTheRequestAndItsRetries) {
+    FakeOpenAi server({{200, completion(kKernelAnswer), {}, 20.0}});
+    Context c;
+    LlmOptions o = options_for(server);
+    o.request_timeout_s = 30;
+    o.max_retries = 4;
+    c.context.deadline = Clock::now() + std::chrono::milliseconds(1500);
+    const auto start = Clock::now();
+    const Proposal p = make_llm_proposer(o)->propose(c.context);
+    EXPECT_LT(seconds_since(start), 3.0);
+    EXPECT_EQ(p.status, Status::failed);
+    EXPECT_EQ(p.failure_class, ProposerFailure::deadline) << p.note;
+    EXPECT_FALSE(failed_because_of_proposer(p));
+    EXPECT_EQ(server.requests().size(), 1u);
+}
+
+// With --stream the request timeout is the silence between bytes: a slow but steady stream is read
+// to its end although it takes longer than that.
+TEST(Proposers, LlmStreamTimeoutIsTheSilenceBetweenBytes) {
+    httplib::Server slow;
+    slow.Post("/v1/chat/completions", [](const httplib::Request&, httplib::Response& res) {
+        res.set_chunked_content_provider("text/event-stream", [](size_t, httplib::DataSink& sink) {
+            const std::string all = event_stream(kKernelAnswer, 60);
+            for (size_t i = 0; i < all.size(); i += all.size() / 6 + 1) {
+                std::this_thread::sleep_for(std::chrono::milliseconds(400));
+                const std::string part = all.substr(i, all.size() / 6 + 1);
+                if (!sink.write(part.data(), part.size())) return false;
+            }
+            sink.done();
+            return true;
+        });
+    });
+    const int port = slow.bind_to_any_port("127.0.0.1");
+    std::thread t([&] { slow.listen_after_bind(); });
+    while (!slow.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    Context c;
+    LlmOptions o;
+    o.base_url = "http://127.0.0.1:" + std::to_string(port) + "/v1";
+    o.model = "m";
+    o.stream = true;
+    o.request_timeout_s = 1.5;  // each gap is 0.4 s; the whole stream about 2.8 s
+    o.max_retries = 0;
+    const Proposal p = make_llm_proposer(o)->propose(c.context);
+    EXPECT_EQ(p.status, Status::ok) << p.note;
+    o.stream_timeout_s = 1.0;  // the whole stream's own bound
+    const Proposal q = make_llm_proposer(o)->propose(c.context);
+    EXPECT_EQ(q.failure_class, ProposerFailure::timeout) << q.note;
+    slow.stop();
+    t.join();
 }
 
 TEST(Proposers, LlmUnresolvableHostIsPermanentAndNotRetried) {

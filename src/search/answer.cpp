@@ -1,5 +1,6 @@
 // Parsing a proposer's free-text answer: reasoning sections (<think>...</think> and kin) are set
-// aside, then the longest fenced block that holds a kernel, else SEARCH/REPLACE edits applied to
+// aside, then the last fenced block in the run's language that defines the entry points (a quote of
+// a kernel the prompt showed only when the model wrote none), else SEARCH/REPLACE edits applied to
 // the previous source, else a reason why nothing was usable.
 #include "search/answer.hpp"
 
@@ -7,6 +8,7 @@
 #include <array>
 #include <cctype>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -120,6 +122,37 @@ Fences find_fences(const std::vector<std::string_view>& lines) {
 bool holds_kernel(std::string_view code, Language language) {
     if (language == Language::cuda) return code.find("__global__") != std::string_view::npos;
     return code.find("__kernel") != std::string_view::npos || code.find("kernel void") != std::string_view::npos;
+}
+
+bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// True when `name` occurs as a whole identifier followed by "(": a definition (or a call, which a
+// kernel file does not make of its own entry point).
+bool names_function(std::string_view code, std::string_view name) {
+    for (size_t pos = code.find(name); pos != std::string_view::npos; pos = code.find(name, pos + 1)) {
+        if (pos > 0 && is_identifier_char(code[pos - 1])) continue;
+        size_t end = pos + name.size();
+        if (end < code.size() && is_identifier_char(code[end])) continue;
+        while (end < code.size() && std::isspace(static_cast<unsigned char>(code[end]))) ++end;
+        if (end < code.size() && code[end] == '(') return true;
+    }
+    return false;
+}
+
+bool defines_entry_points(std::string_view code, const std::vector<std::string>& names) {
+    return std::all_of(names.begin(), names.end(), [&](const std::string& n) { return names_function(code, n); });
+}
+
+// Text compared for "the same source": trailing spaces of each line and trailing blank lines aside.
+std::string comparable(std::string_view text) {
+    std::string out;
+    for (std::string_view line : split_lines(normalise_newlines(text))) {
+        while (!line.empty() && std::isspace(static_cast<unsigned char>(line.back()))) line.remove_suffix(1);
+        out.append(line);
+        out += '\n';
+    }
+    while (out.size() > 1 && out[out.size() - 1] == '\n' && out[out.size() - 2] == '\n') out.pop_back();
+    return out;
 }
 
 bool is_marker(std::string_view line, char c, std::string_view word) {
@@ -253,13 +286,29 @@ Answer strip_reasoning(const std::string& text) {
 }  // namespace
 
 ParsedAnswer parse_answer(std::string_view answer, std::string_view previous_source, Language language) {
+    AnswerRules rules;
+    rules.previous_source = previous_source;
+    rules.language = language;
+    return parse_answer(answer, rules);
+}
+
+ParsedAnswer parse_answer(std::string_view answer, const AnswerRules& rules) {
+    const Language language = rules.language;
+    const std::string_view previous_source = rules.previous_source;
     const Answer outside = strip_reasoning(normalise_newlines(answer));
     const std::string& text = outside.text;
     const auto lines = split_lines(text);
     const Fences fences = find_fences(lines);
 
-    // The longest block wins: models often show a fragment first and the whole file after it.
+    std::vector<std::string> quotes;
+    for (std::string_view q : rules.quoted)
+        if (!trim(q).empty()) quotes.push_back(comparable(q));
+
+    // The documented rule: the model's own block over a quote of what the prompt showed, one that
+    // defines the entry points over one that does not, and the later over the earlier.
     const FencedBlock* best = nullptr;
+    std::tuple<bool, bool> best_rank{false, false};
+    size_t kernel_blocks = 0, quoted_blocks = 0;
     bool other_language_kernel = false;
     for (const auto& block : fences.blocks) {
         if (!is_code_tag(block.tag)) continue;
@@ -270,13 +319,22 @@ ParsedAnswer parse_answer(std::string_view answer, std::string_view previous_sou
             other_language_kernel = other_language_kernel || holds_kernel(block.body, other);
             continue;
         }
-        if (!best || block.body.size() >= best->body.size()) best = &block;
+        ++kernel_blocks;
+        const bool quote = std::find(quotes.begin(), quotes.end(), comparable(block.body)) != quotes.end();
+        quoted_blocks += quote ? 1 : 0;
+        const std::tuple<bool, bool> rank{!quote, defines_entry_points(block.body, rules.entry_points)};
+        if (!best || rank >= best_rank) best = &block, best_rank = rank;
     }
     if (best) {
         ParsedAnswer parsed;
         parsed.ok = true;
         parsed.source = best->body;
         parsed.reason = fmt::format("fenced block ({} lines)", std::count(best->body.begin(), best->body.end(), '\n'));
+        if (kernel_blocks > 1)
+            parsed.reason += fmt::format(", the chosen one of {} kernel blocks{}", kernel_blocks,
+                                         quoted_blocks > 0 && std::get<0>(best_rank)
+                                             ? fmt::format(" ({} quoting an earlier kernel)", quoted_blocks)
+                                             : std::string());
         return parsed;
     }
 

@@ -1,10 +1,14 @@
-// Turning a proposer's free-text answer into a candidate source: the longest fenced code block
-// that holds a kernel, or search/replace edits applied to the previous source. Reasoning sections
-// (<think>, <thinking>, <reasoning>, <reflection>) are not the answer and are ignored.
+// Turning a proposer's free-text answer into a candidate source. Reasoning sections (<think>,
+// <thinking>, <reasoning>, <reflection>) are not the answer and are ignored. The rule for fenced
+// blocks: the last block in the run's language that defines the kernel entry points, where a block
+// identical to a kernel the prompt quoted (the incumbent, which is the seed at first, the previous
+// attempt, an inspiration) never wins over one the model wrote; without such a block, SEARCH/REPLACE
+// edits applied to the previous source.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "backend/backend.hpp"
 
@@ -23,6 +27,15 @@ struct ParsedAnswer {
 //   =======
 //   replacement lines
 //   >>>>>>> REPLACE
+struct AnswerRules {
+    std::string_view previous_source;            // what SEARCH/REPLACE edits apply to
+    Language language = Language::opencl;
+    std::vector<std::string> entry_points;       // the task's kernel names (empty: any kernel counts)
+    std::vector<std::string_view> quoted;        // sources the prompt showed
+};
+
+ParsedAnswer parse_answer(std::string_view answer, const AnswerRules& rules);
+// The same without entry points or quoted sources.
 ParsedAnswer parse_answer(std::string_view answer, std::string_view previous_source, Language language);
 
 }  // namespace kevo

@@ -22,6 +22,9 @@ using Labels = std::set<std::string>;
 
 constexpr size_t kMaxDiagnosticLines = 40;
 constexpr size_t kMaxCompileMessages = 20;
+constexpr size_t kMaxLineChars = 500;      // one line of free text (a diagnostic, a server message)
+constexpr size_t kMinQuotedChars = 1500;   // a source is cut no shorter than this before the next part goes
+constexpr size_t kMinBriefChars = 1500;
 
 bool is_label_char(char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_';
@@ -69,7 +72,12 @@ std::string scrubbed(std::string_view text, const Labels& heldout, size_t max_li
             break;
         }
         out += indent;
-        out.append(line);
+        if (line.size() > kMaxLineChars) {
+            out.append(line.substr(0, kMaxLineChars));
+            out += " [... line cut]";
+        } else {
+            out.append(line);
+        }
         out += '\n';
         ++lines;
     }
@@ -232,10 +240,41 @@ std::string history_line(const Attempt& a, const Labels& heldout) {
 
 const char* fence_tag(Language language) { return language == Language::cuda ? "cuda" : "opencl"; }
 
-std::string fenced(const std::string& source, Language language) {
+std::string fenced(std::string_view source, Language language) {
     std::string out = fmt::format("```{}\n{}", fence_tag(language), source);
     if (source.empty() || source.back() != '\n') out += '\n';
     return out + "```\n";
+}
+
+size_t count_lines(std::string_view text) { return static_cast<size_t>(std::count(text.begin(), text.end(), '\n')); }
+
+// `source` in a fenced block, or, above `max_chars`, its head (two thirds) and tail (one third) cut
+// at line ends, with a marker line saying how much was left out and a note after the block.
+std::string quoted(const std::string& source, size_t max_chars, Language language) {
+    if (source.size() <= max_chars) return fenced(source, language);
+    const std::string_view all = source;
+    size_t head = all.rfind('\n', max_chars * 2 / 3);
+    head = head == std::string_view::npos ? 0 : head + 1;
+    size_t tail = all.find('\n', all.size() - max_chars / 3);
+    tail = tail == std::string_view::npos || tail < head ? all.size() : tail + 1;
+    const std::string_view cut = all.substr(head, tail - head);
+    std::string body(all.substr(0, head));
+    body += fmt::format("// [kevo: {} characters ({} lines) cut here]\n", cut.size(), count_lines(cut));
+    body += all.substr(tail);
+    return fenced(body, language) +
+           fmt::format("(This source is {} characters long; only its first {} and last {} lines are shown. "
+                       "SEARCH/REPLACE edits can only quote lines shown here.)\n",
+                       source.size(), count_lines(all.substr(0, head)), count_lines(all.substr(tail)));
+}
+
+// The brief up to `max_chars` (cut at a line end), with a marker when it was cut.
+std::string bounded_brief(const std::string& brief, size_t max_chars) {
+    if (brief.size() <= max_chars) return brief;
+    size_t end = brief.rfind('\n', max_chars);
+    end = end == std::string::npos ? max_chars : end + 1;
+    return brief.substr(0, end) +
+           fmt::format("[... the rest of the brief ({} characters) is left out to keep the prompt under its bound]\n",
+                       brief.size() - end);
 }
 
 void signatures_section(std::string& out, const ProposalContext& c) {
@@ -325,11 +364,12 @@ void scoring_section(std::string& out, const ProposalContext& c) {
 
 // Kernels from the rest of the population (other islands, other archive cells): their label, score,
 // knob values and source, so that a model can borrow an idea without refining them.
-void inspirations_section(std::string& out, const ProposalContext& c) {
-    if (c.inspirations.empty()) return;
+void inspirations_section(std::string& out, const ProposalContext& c, size_t kept, size_t max_quoted_chars) {
+    if (c.inspirations.empty() || kept == 0) return;
     out += "\n## Inspirations from the rest of the population\n"
            "Other kernels the search keeps, for ideas; SEARCH/REPLACE edits never apply to them.\n";
-    for (const auto& i : c.inspirations) {
+    for (size_t n = 0; n < c.inspirations.size() && n < kept; ++n) {
+        const auto& i = c.inspirations[n];
         const Attempt& a = i.attempt;
         out += fmt::format("\n### {} ({}): score {}\n", i.label,
                            a.iteration > 0 ? fmt::format("iteration {}", a.iteration) : std::string("the seed"),
@@ -340,8 +380,10 @@ void inspirations_section(std::string& out, const ProposalContext& c) {
             for (const auto& [k, v] : knobs) out += fmt::format(" {}={}", k, v);
             out += "\n";
         }
-        out += fenced(a.source, c.language);
+        out += quoted(a.source, max_quoted_chars, c.language);
     }
+    if (kept < c.inspirations.size())
+        out += fmt::format("[{} more left out to keep the prompt under its bound]\n", c.inspirations.size() - kept);
 }
 
 // What became of the last answer when it was not evaluated: without this the prompt would repeat
@@ -350,7 +392,7 @@ void unused_section(std::string& out, const ProposalContext& c, const Labels& he
     if (!c.unused) return;
     const UnusedAnswer& u = *c.unused;
     out += fmt::format("\n## Your last answer (iteration {}) was not used\n", u.iteration);
-    const std::string detail = scrubbed(u.detail, heldout, 3, "  ");
+    const std::string detail = scrubbed(u.detail, heldout, 3, "  ");  // each line bounded too
     switch (u.kind) {
         case UnusedAnswer::Kind::no_code:
             out += "It held no usable code:\n" + detail +
@@ -391,18 +433,16 @@ void answer_section(std::string& out, const ProposalContext& c) {
         fence_tag(c.language), base_is_previous ? "previous attempt" : "incumbent");
 }
 
-}  // namespace
+// How much of each part a prompt quotes; build_prompt shrinks it until the prompt fits its bound.
+struct Shape {
+    size_t history = 0;            // recent history lines kept (the newest ones)
+    size_t inspirations = 0;       // inspirations kept (the first ones)
+    size_t previous_chars = 0;     // bound on the previous attempt's quoted source
+    size_t incumbent_chars = 0;    // bound on the incumbent's quoted source
+    size_t brief_chars = 0;
+};
 
-std::string describe_attempt(const Attempt& attempt, Language) {
-    Labels heldout;
-    collect_heldout(attempt.result, heldout);
-    for (const auto& s : attempt.result.sizes)
-        if (!s.heldout) heldout.erase(s.label);
-    return feedback(attempt, heldout);
-}
-
-std::string build_prompt(const ProposalContext& c) {
-    const Labels heldout = heldout_labels(c);
+std::string render(const ProposalContext& c, const Labels& heldout, const Shape& shape) {
     const std::string task = c.spec ? c.spec->name : "the task";
     std::string out = fmt::format(
         "You are optimising the GPU kernel of the task `{}` ({}) for speed while keeping it correct. "
@@ -411,8 +451,8 @@ std::string build_prompt(const ProposalContext& c) {
     if (c.iteration > 0) out += fmt::format("This is iteration {}.\n", c.iteration);
 
     if (!c.brief.empty()) {
-        out += "\n## Task brief\n" + c.brief;
-        if (c.brief.back() != '\n') out += '\n';
+        out += "\n## Task brief\n" + bounded_brief(c.brief, shape.brief_chars);
+        if (out.back() != '\n') out += '\n';
     }
     out += "\n";
     signatures_section(out, c);
@@ -424,7 +464,7 @@ std::string build_prompt(const ProposalContext& c) {
     out += fmt::format("\n## Incumbent (best so far{}): score {}\n",
                        c.incumbent.iteration > 0 ? fmt::format(", iteration {}", c.incumbent.iteration) : ", the seed",
                        score_text(c.incumbent.result.score));
-    out += fenced(c.incumbent.source, c.language);
+    out += quoted(c.incumbent.source, shape.incumbent_chars, c.language);
     out += feedback(c.incumbent, heldout);
 
     if (c.fresh_approach) {
@@ -440,19 +480,72 @@ std::string build_prompt(const ProposalContext& c) {
             if (p.source == c.incumbent.source && p.defines == c.incumbent.defines) {
                 out += "Its source is the incumbent's, shown above.\n";
             } else {
-                out += fenced(p.source, c.language);
+                out += quoted(p.source, shape.previous_chars, c.language);
             }
             out += feedback(p, heldout);
         }
-        if (!c.history.empty()) {
+        if (!c.history.empty() && shape.history > 0) {
             out += "\n## Recent history (oldest first)\n";
-            for (const auto& a : c.history) out += history_line(a, heldout);
+            const size_t skipped = c.history.size() - std::min(shape.history, c.history.size());
+            if (skipped > 0)
+                out += fmt::format("[{} older attempt{} left out to keep the prompt under its bound]\n", skipped,
+                                   skipped == 1 ? "" : "s");
+            for (size_t i = skipped; i < c.history.size(); ++i) out += history_line(c.history[i], heldout);
         }
     }
-    inspirations_section(out, c);
+    inspirations_section(out, c, shape.inspirations, shape.incumbent_chars);
     unused_section(out, c, heldout);
     answer_section(out, c);
     return out;
+}
+
+// The smaller of a quote's bound and the source it quotes, less `over`, never below the floor.
+size_t shrunk(size_t bound, size_t size, size_t over, size_t floor) {
+    const size_t now = std::min(bound, size);
+    return now > floor + over ? now - over : floor;
+}
+
+}  // namespace
+
+std::string describe_attempt(const Attempt& attempt, Language) {
+    Labels heldout;
+    collect_heldout(attempt.result, heldout);
+    for (const auto& s : attempt.result.sizes)
+        if (!s.heldout) heldout.erase(s.label);
+    return feedback(attempt, heldout);
+}
+
+size_t estimated_tokens(std::string_view text) { return (text.size() + kCharsPerToken - 1) / kCharsPerToken; }
+
+std::string build_prompt(const ProposalContext& c, const PromptLimits& limits) {
+    const Labels heldout = heldout_labels(c);
+    const bool previous_rejected = c.previous && c.previous->result.verdict == Verdict::rejected;
+    Shape shape;
+    shape.history = c.history.size();
+    shape.inspirations = c.inspirations.size();
+    shape.previous_chars = previous_rejected ? limits.max_rejected_chars : limits.max_quoted_chars;
+    shape.incumbent_chars = limits.max_quoted_chars;
+    shape.brief_chars = c.brief.size();
+    const size_t budget = static_cast<size_t>(std::max(0, limits.max_tokens)) * kCharsPerToken;
+    const size_t previous_size = c.previous ? c.previous->source.size() : 0;
+    // History goes before the task's own text does: each step cuts the next part, in order.
+    for (std::string out = render(c, heldout, shape);; out = render(c, heldout, shape)) {
+        if (out.size() <= budget) return out;
+        const size_t over = out.size() - budget;
+        if (shape.history > 0) {
+            --shape.history;
+        } else if (shape.inspirations > 0) {
+            --shape.inspirations;
+        } else if (c.previous && std::min(shape.previous_chars, previous_size) > kMinQuotedChars) {
+            shape.previous_chars = shrunk(shape.previous_chars, previous_size, over, kMinQuotedChars);
+        } else if (std::min(shape.incumbent_chars, c.incumbent.source.size()) > kMinQuotedChars) {
+            shape.incumbent_chars = shrunk(shape.incumbent_chars, c.incumbent.source.size(), over, kMinQuotedChars);
+        } else if (shape.brief_chars > kMinBriefChars) {
+            shape.brief_chars = shrunk(shape.brief_chars, c.brief.size(), over, kMinBriefChars);
+        } else {
+            return out;  // as small as it gets: the rest is the task's contract and the answer format
+        }
+    }
 }
 
 }  // namespace kevo

@@ -4,6 +4,7 @@
 // Held-out sizes and results never enter a ProposalContext.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <optional>
@@ -61,7 +62,59 @@ struct ProposalContext {
     std::vector<Inspiration> inspirations;  // labelled kernels from the rest of the population (may be empty)
     bool fresh_approach = false;        // optimisation dropout: history withheld, ask for a different approach
     uint64_t seed = 0;                  // for stochastic proposers
+    // When the run must stop (what --max-wall leaves): a request, its retries and a command are cut
+    // there, and the proposal then fails as ProposerFailure::deadline. Unset: no limit but their own.
+    std::optional<std::chrono::steady_clock::time_point> deadline;
 };
+
+// Why a proposal failed, by class: read from the HTTP status, the error body's type/code field, the
+// transport's error code or the command's exit, never from the wording of a message (a request id, a
+// token count or the retry history in it changes nothing).
+enum class ProposerFailure {
+    none,
+    auth,                   // 401/403, a key refused or missing (LiteLLM's 400 no_db_connection)
+    not_found,              // 404: the URL or the model does not exist
+    bad_request_parameter,  // 400/422 invalid_request_error: the model or a parameter is rejected as configured
+    context_exceeded,       // the prompt is longer than the model's context window
+    bad_request,            // another 4xx
+    quota_exhausted,        // the account's credit or quota is spent (insufficient_quota)
+    rate_limited,           // 429 (after the retries)
+    server_error,           // 5xx (after the retries)
+    unreachable,            // connection refused or reset, DNS, TLS, a URL that cannot be used
+    malformed_reply,        // a 2xx that is not a usable chat completion (no choices, not JSON, a stream not asked for)
+    stream_error,           // an error event inside a stream that names no HTTP-like status
+    timeout,                // the request (or, streaming, the silence between bytes) took too long
+    cost_unknown,           // --cost-from-server and the reply carries no cost
+    command_missing,        // cmd: the shell cannot find or run the command (exit 127/126)
+    command_failed,         // cmd: a non-zero exit or a signal
+    interrupted,            // SIGINT/SIGTERM arrived during the request: not the proposer's fault
+    deadline,               // the run's deadline (ProposalContext::deadline) came first: not the proposer's fault
+};
+
+// "auth", "rate_limited", ...: the name stored with an iteration and shown in notes.
+inline const char* proposer_failure_name(ProposerFailure f) {
+    switch (f) {
+        case ProposerFailure::none: return "none";
+        case ProposerFailure::auth: return "auth";
+        case ProposerFailure::not_found: return "not_found";
+        case ProposerFailure::bad_request_parameter: return "bad_request_parameter";
+        case ProposerFailure::context_exceeded: return "context_exceeded";
+        case ProposerFailure::bad_request: return "bad_request";
+        case ProposerFailure::quota_exhausted: return "quota_exhausted";
+        case ProposerFailure::rate_limited: return "rate_limited";
+        case ProposerFailure::server_error: return "server_error";
+        case ProposerFailure::unreachable: return "unreachable";
+        case ProposerFailure::malformed_reply: return "malformed_reply";
+        case ProposerFailure::stream_error: return "stream_error";
+        case ProposerFailure::timeout: return "timeout";
+        case ProposerFailure::cost_unknown: return "cost_unknown";
+        case ProposerFailure::command_missing: return "command_missing";
+        case ProposerFailure::command_failed: return "command_failed";
+        case ProposerFailure::interrupted: return "interrupted";
+        case ProposerFailure::deadline: return "deadline";
+    }
+    return "?";
+}
 
 struct Proposal {
     enum class Status {
@@ -81,13 +134,24 @@ struct Proposal {
     };
     Status status = Status::ok;
     Failure failure = Failure::none;
+    ProposerFailure failure_class = ProposerFailure::none;  // status failed only
+    int http_status = 0;         // the last reply's HTTP status (0: none arrived, or not HTTP)
     std::string source;
     std::map<std::string, std::string> defines;  // knob values to evaluate with (tuner)
     std::string prompt, answer;                  // the transcript
     int prompt_tokens = 0, completion_tokens = 0;
     double cost_usd = 0;
-    std::string note;                            // one line for the progress display and the store
+    std::string note;    // one clean line (no newlines, bounded) for the progress display and the store
+    std::string detail;  // the full text behind a failure's note (a multi-line server message), for the record
 };
+
+// True when the proposal evaluated nothing because the proposer could not answer (the server refused,
+// failed or was gone; the command failed): what a run's --max-proposer-failures counts. False for a
+// signal or the run's deadline cutting the request, and for answers without usable code.
+inline bool failed_because_of_proposer(const Proposal& p) {
+    return p.status == Proposal::Status::failed && p.failure_class != ProposerFailure::interrupted &&
+           p.failure_class != ProposerFailure::deadline;
+}
 
 class Proposer {
 public:

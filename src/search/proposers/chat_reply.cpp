@@ -46,27 +46,15 @@ std::string content_of(const json& choice, const char* field) {
 
 }  // namespace
 
-std::string chat_error_message(const std::string& body) {
-    const json j = json::parse(body, nullptr, false);
-    if (!j.is_discarded() && j.is_object() && j.contains("error")) {
-        const json& e = j["error"];
-        if (e.is_object() && e.contains("message") && e["message"].is_string()) return e["message"].get<std::string>();
-        if (e.is_string()) return e.get<std::string>();
-    }
-    if (!j.is_discarded() && j.is_object() && j.contains("message") && j["message"].is_string())
-        return j["message"].get<std::string>();
-    return tail_one_line(body.substr(0, 300), 300);
-}
-
 ChatReply parse_chat_completion(const std::string& body) {
     ChatReply reply;
     const json j = json::parse(body, nullptr, false);
     const json* choice = j.is_discarded() ? nullptr : first_choice(j);
+    if (!j.is_discarded() && j.is_object()) read_usage(j, reply);  // counted even when there is no choice
     if (!choice) {
         reply.error = fmt::format("no choices[0] in the reply: {}", tail_one_line(body.substr(0, 200)));
         return reply;
     }
-    read_usage(j, reply);
     reply.content = content_of(*choice, "message");
     reply.finish_reason = string_at(*choice, "finish_reason");
     reply.ok = true;
@@ -97,7 +85,8 @@ ChatReply parse_chat_stream(const std::string& body) {
             return reply;
         }
         if (j.contains("error")) {
-            reply.error = "the stream carried an error: " + chat_error_message(std::string(line));
+            reply.stream_error = read_server_error(std::string(line));
+            reply.error = "the stream carried an error: " + reply.stream_error->message;
             return reply;
         }
         any_chunk = true;

@@ -6,6 +6,8 @@
 #include <optional>
 #include <string>
 
+#include "search/proposers/failure_class.hpp"
+
 namespace kevo {
 
 struct ChatReply {
@@ -14,14 +16,11 @@ struct ChatReply {
     std::string content;         // the assistant's text
     std::string finish_reason;   // "stop", "length", ... (empty when the server gave none)
     bool unfinished = false;     // a stream that ended without [DONE] or a finish_reason
-    int prompt_tokens = 0, completion_tokens = 0;
+    int prompt_tokens = 0, completion_tokens = 0;  // read also from a reply that is not usable otherwise
+    std::optional<ServerError> stream_error;  // the error event a stream carried (then !ok)
 };
 
 ChatReply parse_chat_completion(const std::string& body);
 ChatReply parse_chat_stream(const std::string& body);
-
-// The message of a failed request: OpenAI's {"error":{"message":...}}, a plain {"error":"..."},
-// {"message":...}, or the start of the body.
-std::string chat_error_message(const std::string& body);
 
 }  // namespace kevo

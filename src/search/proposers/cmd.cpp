@@ -3,10 +3,16 @@
 // pass by the next iteration.
 #include "search/proposers/cmd.hpp"
 
+#include <algorithm>
+#include <chrono>
+
 #include <fmt/format.h>
+
+#include "core/interrupt.hpp"
 
 #include "search/prompt.hpp"
 #include "search/proposers/common.hpp"
+#include "search/proposers/failure_class.hpp"
 #include "search/proposers/subprocess.hpp"
 
 namespace kevo {
@@ -14,6 +20,15 @@ namespace {
 
 // POSIX shells exit 127 for a command not found and 126 for one found but not executable.
 constexpr int kShellNotFound = 127, kShellCannotExecute = 126;
+
+Proposal failed(Proposal p, ProposerFailure why, const std::string& note) {
+    p.status = Proposal::Status::failed;
+    p.failure_class = why;
+    p.failure = severity(why);
+    p.note = one_line(note, 400);
+    p.detail = note;
+    return p;
+}
 
 class CmdProposer final : public Proposer {
 public:
@@ -29,37 +44,36 @@ public:
             fmt::format("KEVO_ITERATION={}", context.iteration),
             std::string("KEVO_LANGUAGE=") + language_suffix(context.language),
         };
-        const auto run = run_shell(options_.command, proposal.prompt, options_.timeout_s, env);
-        if (!run) {
-            proposal.status = Proposal::Status::failed;
-            proposal.failure = Proposal::Failure::permanent;
-            proposal.note = run.error().message;
-            return proposal;
+        // The run's deadline cuts the command too.
+        double timeout_s = options_.timeout_s;
+        bool capped = false;
+        if (context.deadline) {
+            const double left = std::chrono::duration<double>(*context.deadline - std::chrono::steady_clock::now()).count();
+            capped = left < timeout_s;
+            timeout_s = std::max(0.001, std::min(timeout_s, left));
         }
+        const auto run = run_shell(options_.command, proposal.prompt, timeout_s, env);
+        if (!run) return failed(std::move(proposal), ProposerFailure::command_missing, run.error().message);
         const SubprocessResult& r = *run;
+        proposal.answer = r.out;
         const std::string stderr_tail = r.err.empty() ? "" : ": " + tail_one_line(r.err);
-        if (r.timed_out) {
-            proposal.status = Proposal::Status::failed;
-            proposal.failure = Proposal::Failure::transient;
-            proposal.answer = r.out;
-            proposal.note = fmt::format("timed out after {:g} s (process group killed){}", options_.timeout_s, stderr_tail);
-            return proposal;
-        }
-        if (r.signal != 0) {
-            proposal.status = Proposal::Status::failed;
-            proposal.failure = Proposal::Failure::transient;
-            proposal.answer = r.out;
-            proposal.note = fmt::format("command killed by signal {}{}", r.signal, stderr_tail);
-            return proposal;
-        }
+        if (r.interrupted)
+            return failed(std::move(proposal), ProposerFailure::interrupted,
+                          std::string("interrupted by ") + interrupt_signal_name() + " (process group killed)");
+        if (r.timed_out && capped)
+            return failed(std::move(proposal), ProposerFailure::deadline,
+                          "the run's deadline came (process group killed)" + stderr_tail);
+        if (r.timed_out)
+            return failed(std::move(proposal), ProposerFailure::timeout,
+                          fmt::format("timed out after {:g} s (process group killed){}", options_.timeout_s, stderr_tail));
+        if (r.signal != 0)
+            return failed(std::move(proposal), ProposerFailure::command_failed,
+                          fmt::format("command killed by signal {}{}", r.signal, stderr_tail));
         if (r.exit_status != 0) {
             const bool cannot_run = r.exit_status == kShellNotFound || r.exit_status == kShellCannotExecute;
-            proposal.status = Proposal::Status::failed;
-            proposal.failure = cannot_run ? Proposal::Failure::permanent : Proposal::Failure::transient;
-            proposal.answer = r.out;
-            proposal.note = fmt::format("command exited with status {}{}{}", r.exit_status,
-                                        cannot_run ? " (the shell cannot find or run it)" : "", stderr_tail);
-            return proposal;
+            return failed(std::move(proposal), cannot_run ? ProposerFailure::command_missing : ProposerFailure::command_failed,
+                          fmt::format("command exited with status {}{}{}", r.exit_status,
+                                      cannot_run ? " (the shell cannot find or run it)" : "", stderr_tail));
         }
         if (r.out_truncated) proposal.note = "stdout cut at 32 MiB";
         fill_from_answer(proposal, r.out, context);

@@ -11,7 +11,16 @@ const std::string& edit_base(const ProposalContext& context) {
 }
 
 void fill_from_answer(Proposal& proposal, std::string answer, const ProposalContext& context) {
-    const ParsedAnswer parsed = parse_answer(answer, edit_base(context), context.language);
+    AnswerRules rules;
+    rules.previous_source = edit_base(context);
+    rules.language = context.language;
+    if (context.spec)
+        for (const auto& k : context.spec->kernels) rules.entry_points.push_back(k.name);
+    // What the prompt quoted (the incumbent is the seed until something beats it).
+    rules.quoted.push_back(context.incumbent.source);
+    if (context.previous) rules.quoted.push_back(context.previous->source);
+    for (const auto& i : context.inspirations) rules.quoted.push_back(i.attempt.source);
+    const ParsedAnswer parsed = parse_answer(answer, rules);
     proposal.answer = std::move(answer);
     if (parsed.ok) {
         proposal.status = Proposal::Status::ok;
@@ -32,6 +41,27 @@ std::string tail_one_line(std::string_view text, size_t max_chars) {
     if (cut) text = text.substr(text.size() - max_chars);
     std::string out = cut ? "..." : "";
     for (char c : text) out += (c == '\n' || c == '\r' || c == '\t') ? ' ' : c;
+    return out;
+}
+
+std::string one_line(std::string_view text, size_t max_chars) {
+    std::string out;
+    bool space = false;
+    for (char c : text) {
+        if (c == ' ' || c == '\n' || c == '\r' || c == '\t') {
+            space = !out.empty();
+            continue;
+        }
+        if (space) out += ' ';
+        space = false;
+        out += c;
+        if (out.size() >= max_chars) {
+            // Not inside a UTF-8 sequence: back off to the start of a character.
+            while (!out.empty() && (static_cast<unsigned char>(out.back()) & 0xC0) == 0x80) out.pop_back();
+            if (!out.empty() && (static_cast<unsigned char>(out.back()) & 0x80)) out.pop_back();
+            return out + "...";
+        }
+    }
     return out;
 }
 

@@ -20,4 +20,8 @@ void fill_from_answer(Proposal& proposal, std::string answer, const ProposalCont
 // The last `max_chars` characters of `text` on one line (newlines folded), for notes.
 std::string tail_one_line(std::string_view text, size_t max_chars = 200);
 
+// `text` as one clean line for a note: every run of whitespace (newlines included) one space, cut
+// after `max_chars` characters with "...".
+std::string one_line(std::string_view text, size_t max_chars = 240);
+
 }  // namespace kevo

@@ -1,6 +1,8 @@
 // The `llm` proposer: an OpenAI-compatible chat-completions endpoint over libcurl, with retries
-// and backoff on 429, 5xx, timeouts and connection errors, failures that retrying cannot mend told
-// apart from those it can, optional streaming (server-sent events), and token and cost accounting.
+// and backoff on 429, 5xx, timeouts, connection errors and error events in a stream, failures
+// classified by class (failure_class.hpp), optional streaming (server-sent events), requests that
+// end at a signal or the run's deadline, prompts kept under a token bound, and token and cost
+// accounting of every reply received.
 #pragma once
 
 #include <memory>
@@ -23,7 +25,13 @@ struct LlmOptions {
     std::optional<int> max_tokens = 8192;
     std::optional<int> max_completion_tokens;
     bool stream = false;            // ask for server-sent events (stream: true)
+    // Without stream: the whole request. With stream: the longest silence between bytes, and
+    // stream_timeout_s the whole request (0: no bound but the run's deadline).
     double request_timeout_s = 300;
+    double stream_timeout_s = 1800;
+    // The prompt's bound in estimated tokens (prompt.hpp); unset: the context size the server reports
+    // for the model in GET {base_url}/models, else kDefaultMaxPromptTokens.
+    std::optional<int> max_prompt_tokens;
     int max_retries = 4;            // attempts = 1 + max_retries
     double backoff_initial_s = 1.0; // doubling per retry; Retry-After honoured when given; both capped
     double backoff_max_s = 60.0;

@@ -11,6 +11,8 @@
 
 #include <fcntl.h>
 #include <poll.h>
+
+#include "core/interrupt.hpp"
 #include <pthread.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -185,6 +187,15 @@ Expected<SubprocessResult> run_shell(const std::string& command, const std::stri
         }
         if (reaped && out_fd < 0 && err_fd < 0) break;
 
+        if (!reaped && interrupt_requested()) {
+            result.interrupted = true;
+            ::kill(-pid, SIGKILL);
+            int status = 0;
+            while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {}
+            reaped = true;
+            decode_status(status, result);
+            break;
+        }
         const auto now = Clock::now();
         if (now >= deadline) {
             if (!reaped) {

@@ -1,6 +1,7 @@
 // Running a shell command with some text on its stdin, collecting stdout and stderr, under a
-// deadline: the command gets its own process group, which is killed whole on expiry (and after
-// the command exits, so nothing it started in the background outlives it).
+// deadline: the command gets its own process group, which is killed whole on expiry, on SIGINT or
+// SIGTERM (noticed within a tenth of a second), and after the command exits, so nothing it started in
+// the background outlives it.
 #pragma once
 
 #include <string>
@@ -12,6 +13,7 @@ namespace kevo {
 
 struct SubprocessResult {
     bool timed_out = false;
+    bool interrupted = false;  // SIGINT/SIGTERM arrived (core/interrupt): the group was killed
     int exit_status = -1;   // when it exited normally
     int signal = 0;         // when a signal ended it (SIGKILL after a timeout included)
     std::string out, err;
