@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+#include <ostream>
 #include <string>
 
 #include "ml_candidates.hpp"
@@ -58,6 +59,10 @@ const OneStructure kOneStructure[] = {
     {"attention_decode_paged", "attention_decode_paged_only_negative_logits", "outlier"},
     {"attention_decode_paged", "attention_decode_paged_only_full_last_block", "nominal"},
 };
+
+// gtest prints a parameter in ctest's names; the kernel says which one it is.
+void PrintTo(const Recipe& r, std::ostream* os) { *os << r.stem; }
+void PrintTo(const OneStructure& k, std::ostream* os) { *os << k.stem; }
 
 class MlRecipe : public ::testing::TestWithParam<Recipe> {};
 
