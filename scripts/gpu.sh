@@ -3,7 +3,7 @@
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
 # Usage: scripts/gpu.sh [build] [test] [calibrate] [ceilings] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
 #        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise] [report] [strategies]
-#        [tensor-ceilings] [ml-check] [bench-ml] [ml-wrong] [nsight]
+#        [tensor-ceilings] [ml-check] [bench-ml] [ml-wrong] [ml-recipes] [nsight]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build test` runs the whole ctest within KEVO_CTEST_SECONDS (default 480), and
@@ -265,6 +265,7 @@ if want ml-wrong; then
     for task in $(tasks ml); do
         for file in tests/candidates/"$task"_*.cu; do
             [ -e "$file" ] || continue
+            case "$file" in *_recipe_*) continue ;; esac  # production recipes must pass: ml-recipes
             for seed in ${ML_WRONG_SEEDS:-1 2}; do
                 printf '%s %s seed %s: ' "$task" "$(basename "$file")" "$seed"
                 timeout 120 $KEVO eval "$task" "$file" --backend cuda --profile small --sizes all --check-only --seed "$seed" \
@@ -276,6 +277,26 @@ print(d["verdict"], (d["diagnostics"] or "")[:150].replace("\n", " "))'
             done
         done
     done 2>&1 | tee "$OUT/ml-wrong.txt"
+fi
+# The ML pack's production-recipe CUDA kernels (tests/candidates/<task>_recipe_*.cu: vLLM's rounding
+# orders, one bf16 P; docs/ml-checks.md) checked at every size of ML_RECIPE_PROFILES (default paper
+# and large), input seed 1: each must be ok ($OUT/ml-recipes.txt).
+if want ml-recipes; then
+    for task in $(tasks ml); do
+        for file in tests/candidates/"$task"_recipe_*.cu; do
+            [ -e "$file" ] || continue
+            for profile in ${ML_RECIPE_PROFILES:-paper large}; do
+                printf '%s %s %s: ' "$task" "$(basename "$file")" "$profile"
+                timeout 300 $KEVO eval "$task" "$file" --backend cuda --profile "$profile" --sizes all --check-only --seed 1 \
+                    --json 2>/dev/null < /dev/null | python3 -c 'import json,sys
+try: d = json.load(sys.stdin)
+except ValueError: print("no result (kevo failed)"); sys.exit()
+if "error" in d: print("no verdict:", d["error"]["message"][:150]); sys.exit()
+m = [t["tolerance"] / t["error"] for s in d["sizes"] for t in s["trials"] if t["error"]]
+print(d["verdict"], "smallest margin", min(m) if m else "inf", (d["diagnostics"] or "")[:150].replace("\n", " "))'
+            done
+        done
+    done 2>&1 | tee "$OUT/ml-recipes.txt"
 fi
 # Nsight Compute on the best-known kernels of the ML goals that are missed (NSIGHT_TASKS): the
 # launches of a checked and timed eval at the large profile (NSIGHT_SIZES: in, heldout or all,

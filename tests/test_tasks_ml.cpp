@@ -199,22 +199,25 @@ TEST(MlKvCacheWrite, ReferenceWritesMappedSlotsOnlyAndPaddingExists) {
 // ---------------------------------------------------------------------------------------------
 // checks on host-simulated outputs: both sides
 
-// What an fp32 kernel stores for silu_and_mul, with the intermediate rounded to bf16 or not.
-std::vector<uint16_t> simulate_silu(const Case& c, size_t d, bool round_twice) {
+// What an fp32 kernel stores for silu_and_mul: silu rounded to bf16 first (vLLM's order) or not, or
+// a swish with beta 1.02 (a wrong constant).
+enum class SiluSim { fp32, vllm, beta_102 };
+
+std::vector<uint16_t> simulate_silu(const Case& c, size_t d, SiluSim sim) {
     const std::vector<float> x = bf16_values(c.buffers[0]);
     const size_t t = x.size() / (2 * d);
     std::vector<uint16_t> out(t * d);
     for (size_t r = 0; r < t; ++r)
         for (size_t i = 0; i < d; ++i) {
             const float g = x[r * 2 * d + i], u = x[r * 2 * d + d + i];
-            float silu = g / (1.0f + std::exp(-g));
-            if (round_twice) silu = round_to_bf16(silu);
+            float silu = g / (1.0f + std::exp((sim == SiluSim::beta_102 ? -1.02f : -1.0f) * g));
+            if (sim == SiluSim::vllm) silu = round_to_bf16(silu);
             out[r * d + i] = float_to_bf16(silu * u);
         }
     return out;
 }
 
-TEST(MlSiluAndMul, Fp32PassesWithMarginAndRoundingTwiceFailsOnEverySmallSize) {
+TEST(MlSiluAndMul, Fp32AndVllmsOrderPassWithMarginAWrongBetaFailsOnEverySmallSize) {
     auto task = load("silu_and_mul");
     for (const auto& s : task->spec().profiles.at("small"))
         for (uint64_t seed = 1; seed <= 4; ++seed)
@@ -222,10 +225,12 @@ TEST(MlSiluAndMul, Fp32PassesWithMarginAndRoundingTwiceFailsOnEverySmallSize) {
                 const Case c = task->make_case(s, seed, trial);
                 const auto ref = task->reference(s, c);
                 const auto d = static_cast<size_t>(s.param("I"));
-                const auto good = task->check(s, c, ref, {bytes_of_words(simulate_silu(c, d, false))});
-                EXPECT_TRUE(good.pass) << s.label << ": " << good.message;
-                EXPECT_GE(good.tolerance, 50 * good.error) << s.label << ": " << good.message;
-                const auto bad = task->check(s, c, ref, {bytes_of_words(simulate_silu(c, d, true))});
+                for (SiluSim sim : {SiluSim::fp32, SiluSim::vllm}) {
+                    const auto good = task->check(s, c, ref, {bytes_of_words(simulate_silu(c, d, sim))});
+                    EXPECT_TRUE(good.pass) << s.label << ": " << good.message;
+                    EXPECT_GE(good.tolerance, 50 * good.error) << s.label << ": " << good.message;
+                }
+                const auto bad = task->check(s, c, ref, {bytes_of_words(simulate_silu(c, d, SiluSim::beta_102))});
                 EXPECT_FALSE(bad.pass) << s.label << " seed " << seed << ": " << bad.message;
             }
 }

@@ -241,20 +241,22 @@ TEST(MlAttentionPrefill, CheckPassesFp32AndTheFlashRecipeAndRejectsWrongMasksMap
                 const auto fp32 = run(Sim::fp32), flash = run(Sim::flash_bf16_p), split = run(Sim::flash_split_p);
                 EXPECT_TRUE(fp32.pass) << s.label << ": " << fp32.message;
                 EXPECT_TRUE(split.pass) << s.label << ": " << split.message;
+                EXPECT_TRUE(flash.pass) << s.label << ": " << flash.message;
                 fp32_margin = std::min(fp32_margin, margin(fp32));
                 flash_margin = std::min(flash_margin, margin(flash));
                 split_margin = std::min(split_margin, margin(split));
                 EXPECT_FALSE(run(Sim::no_causal).pass) << s.label;
-                EXPECT_FALSE(run(Sim::gqa_modulo).pass) << s.label;
+                // h % Hkv is h / (Hq / Hkv) where either is 1 (MHA, or one kv head).
+                if (hkv > 1 && hq > hkv) EXPECT_FALSE(run(Sim::gqa_modulo).pass) << s.label;
                 if (trial == Trial::outlier) EXPECT_FALSE(run(Sim::fixed_scale).pass) << s.label << " seed " << seed;
             }
     std::printf("attention_prefill host simulation: smallest margin fp32 %.3g, P as hi + lo bf16 %.3g, P as one bf16 "
                 "%.3g\n", fp32_margin, split_margin, flash_margin);
     EXPECT_GE(fp32_margin, 50);
     EXPECT_GE(split_margin, 50);
-    // P rounded to one bf16 is about 2^-9 of |v| per dominant key, which the rule's 2^-7 (|ref| + rms)
-    // admits only barely where |ref| is small (short rows, spikes in v): not a recipe the rule allows.
-    EXPECT_LT(flash_margin, 5);
+    // P rounded to one bf16 is off by at most 2^-8 sum_j p_j |v_j|; the rule's floor 2^-7 sum_j p_j |v_j|
+    // admits it with a margin of at least 2 (FlashAttention's recipe, issue 24).
+    EXPECT_GE(flash_margin, 2);
 }
 
 TEST(MlAttentionDecode, CheckRejectsAMissingLastTokenOnShortContexts) {

@@ -66,8 +66,10 @@ Shape shape_of(const SizeSpec& size) {
     return {static_cast<size_t>(size.param("T")), static_cast<size_t>(size.param("Hkv") * size.param("d"))};
 }
 
-// Distinct slots outside the null block for the mapped tokens, -1 for the others; the last token is
-// always a padding one.
+// Distinct slots outside the null block for the mapped tokens, -1 for the others. Every trial holds
+// what a kernel can get wrong alone: a padding token in the middle of the batch with mapped tokens
+// after it (token T/2), the cache's last slot mapped (by the first mapped token), and in the
+// nominal trial a mapped last token (the outlier trial pads a tail of a quarter of the batch).
 std::vector<int32_t> slot_mapping(const Shape& s, uint64_t seed, Trial trial) {
     const auto picked = outliers::pick_distinct(s.slots() - kBlockSize, s.t, seed, slot_stream);
     std::vector<size_t> order(s.t);
@@ -76,12 +78,17 @@ std::vector<int32_t> slot_mapping(const Shape& s, uint64_t seed, Trial trial) {
               [&](size_t a, size_t b) { return rng::bits(seed, slot_stream + 1, a) < rng::bits(seed, slot_stream + 1, b); });
     // Nominal: 5% padding tokens; outlier: half of them, and a padded tail of a quarter of the batch.
     const double skip = trial == Trial::nominal ? 0.05 : 0.5;
-    const size_t tail = trial == Trial::nominal ? 1 : std::max<size_t>(1, s.t / 4);
+    const size_t tail = trial == Trial::nominal ? 0 : std::max<size_t>(1, s.t / 4);
     std::vector<int32_t> map(s.t);
     for (size_t t = 0; t < s.t; ++t) {
-        const bool padding = t + tail >= s.t || rng::uniform(seed, skip_stream, t) < skip;
+        const bool last_mapped = trial == Trial::nominal && t + 1 == s.t;
+        const bool padding = t + tail >= s.t || t == s.t / 2 || (!last_mapped && rng::uniform(seed, skip_stream, t) < skip);
         map[t] = padding ? -1 : static_cast<int32_t>(kBlockSize + picked[order[t]]);
     }
+    const auto last_slot = static_cast<int32_t>(s.slots() - 1);
+    const auto first = std::find_if(map.begin(), map.end(), [](int32_t v) { return v >= 0; });
+    const auto holder = std::find(map.begin(), map.end(), last_slot);
+    if (first != map.end() && holder == map.end()) *first = last_slot;
     return map;
 }
 

@@ -175,14 +175,22 @@ public:
     }
 
 private:
-    // The outlier rows, each kind on its own rows: ties at the threshold (values equal to the k-th
-    // largest copied to several more positions), -inf masked vocabulary, one huge logit, rows with
-    // fewer than k finite values, and rows shifted by a large offset.
+    // The outlier rows, each kind on its own rows, the kinds in turn from a seeded offset (so every
+    // size of six or more rows holds each): ties on both sides of the threshold (the row's maximum
+    // copied to two more positions, then values equal to the k-th largest to several more), -inf
+    // masked vocabulary, one huge logit, rows with fewer than k finite values, rows shifted by a
+    // large offset (exp without the max subtraction overflows) and rows whose logits are all very
+    // negative (-300 below: a maximum that starts at 0 instead of -inf underflows every exp).
     static void plant_outliers(std::vector<float>& logits, size_t b, size_t v, uint32_t k, uint64_t seed) {
+        constexpr uint64_t kKinds = 6;
+        const uint64_t offset = rng::bits(seed, row_stream, 0) % kKinds;
         for (size_t r = 0; r < b; ++r) {
             const std::span<float> row(logits.data() + r * v, v);
-            const auto kind = rng::bits(seed, row_stream, r) % 5;
-            if (kind == 0 || b == 1) plant_threshold_ties(row, k, seed, r);
+            const auto kind = (offset + r) % kKinds;
+            if (kind == 0 || b == 1) {
+                plant_maximum_ties(row, seed, r);
+                plant_threshold_ties(row, k, seed, r);
+            }
             if (kind == 1 || b == 1) {
                 // A masked vocabulary: a fifth of the entries -inf (never a kept one).
                 const float tau = row_threshold(row, k);
@@ -202,7 +210,16 @@ private:
                 for (float& l : row) l += 300.0f;  // large logits: exp without the max subtraction overflows
                 plant_threshold_ties(row, k, seed, r);
             }
+            if (kind == 5)
+                for (float& l : row) l -= 300.0f;  // every logit very negative
         }
+    }
+
+    // Copies the row's maximum to two more positions: ties above the threshold, which a kernel that
+    // counts distinct values instead of values miscounts.
+    static void plant_maximum_ties(std::span<float> row, uint64_t seed, size_t r) {
+        const float top = *std::max_element(row.begin(), row.end());
+        for (size_t n : outliers::pick_distinct(row.size(), 2, seed, tie_stream + 400 + r)) row[n] = top;
     }
 
     // Copies the row's k-th largest value to up to 3 more positions below it, so the threshold is tied.

@@ -1,6 +1,6 @@
-// add_rmsnorm_slightly_wrong: rounds the normalised value to bf16 before multiplying by the weight and
-// rounds the product again, bf16(bf16(r * inv_rms) * w), as vLLM's fused_add_rms_norm kernel does.
-// Each rounding is correct on its own; together they reach up to 1.5 ulp from the exact value.
+// add_rmsnorm_slightly_wrong: an off-by-one in the sum of squares, which leaves out the row's last
+// element (the mean is still over hidden): inv_rms off by r_last^2 / (2 hidden) relative, a few ulp on
+// the rows whose last element is large. One rounding at the store, eps added as it should be.
 // kevo: tune BX 256 128 512 64
 // kevo: launch add_rmsnorm block=BX,1
 #ifndef BX
@@ -31,7 +31,7 @@ __kernel void add_rmsnorm(__global const ushort* x, __global ushort* residual, _
         const ushort r = float_to_bf16(bf16_to_float(x[base + i]) + bf16_to_float(residual[base + i]));
         residual[base + i] = r;
         const float rf = bf16_to_float(r);
-        sum += rf * rf;
+        if (i + 1 < hidden) sum += rf * rf;  // WRONG: the row's last element left out of the sum of squares
     }
     partial[lid] = sum;
     barrier(CLK_LOCAL_MEM_FENCE);
@@ -41,5 +41,5 @@ __kernel void add_rmsnorm(__global const ushort* x, __global ushort* residual, _
     }
     const float inv_rms = rsqrt(partial[0] / (float)hidden + eps);
     for (uint i = lid; i < hidden; i += BX)
-        y[base + i] = float_to_bf16(bf16_to_float(float_to_bf16(bf16_to_float(residual[base + i]) * inv_rms)) * bf16_to_float(weight[i]));  // WRONG: rounded twice
+        y[base + i] = float_to_bf16(bf16_to_float(residual[base + i]) * inv_rms * bf16_to_float(weight[i]));
 }

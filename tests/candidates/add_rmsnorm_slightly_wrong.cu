@@ -1,6 +1,6 @@
-// add_rmsnorm_slightly_wrong: rounds the normalised value to bf16 before multiplying by the weight and
-// rounds the product again, bf16(bf16(r * inv_rms) * w), as vLLM's fused_add_rms_norm kernel does.
-// Each rounding is correct on its own; together they reach up to 1.5 ulp from the exact value.
+// add_rmsnorm_slightly_wrong: an off-by-one in the sum of squares, which leaves out the row's last
+// element (the mean is still over hidden): inv_rms off by r_last^2 / (2 hidden) relative, a few ulp on
+// the rows whose last element is large. One rounding at the store, eps added as it should be.
 // kevo: tune BX 256 128 512 64
 // kevo: launch add_rmsnorm block=BX,1
 #include <cuda_bf16.h>
@@ -21,7 +21,7 @@ extern "C" __global__ void add_rmsnorm(const __nv_bfloat16* x, __nv_bfloat16* re
         const __nv_bfloat16 r = __float2bfloat16_rn(__bfloat162float(x[base + i]) + __bfloat162float(residual[base + i]));
         residual[base + i] = r;
         const float rf = __bfloat162float(r);
-        sum += rf * rf;
+        if (i + 1 < hidden) sum += rf * rf;  // WRONG: the row's last element left out of the sum of squares
     }
     partial[lid] = sum;
     __syncthreads();
@@ -31,5 +31,5 @@ extern "C" __global__ void add_rmsnorm(const __nv_bfloat16* x, __nv_bfloat16* re
     }
     const float inv_rms = rsqrtf(partial[0] / (float)hidden + eps);
     for (unsigned i = lid; i < hidden; i += BX)
-        y[base + i] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(__bfloat162float(residual[base + i]) * inv_rms)) * __bfloat162float(weight[i]));  // WRONG: rounded twice
+        y[base + i] = __float2bfloat16_rn(__bfloat162float(residual[base + i]) * inv_rms * __bfloat162float(weight[i]));
 }

@@ -1,6 +1,5 @@
-// silu_and_mul_slightly_wrong: rounds silu(g) to bf16 before multiplying by the up value and rounds
-// the product again, as vLLM's act_and_mul kernel does (its activation returns the input type).
-// Each rounding is correct on its own; together they reach up to 1.5 ulp from the exact value.
+// silu_and_mul_slightly_wrong: a swish with beta 1.02, g * sigmoid(1.02 g), where silu is beta 1:
+// a wrong constant worth up to ~1.5% of the output (several ulp), one rounding at the store.
 // kevo: tune BX 256 128 512 64
 // kevo: launch silu_and_mul block=BX,1
 #ifndef BX
@@ -24,7 +23,5 @@ __kernel void silu_and_mul(__global const ushort* x, __global ushort* out, uint 
     if (i >= d || t >= tokens) return;
     const float g = bf16_to_float(x[(size_t)t * 2 * d + i]);
     const float u = bf16_to_float(x[(size_t)t * 2 * d + d + i]);
-    // silu(g) and the product stay in fp32: one rounding, at the store.
-    const float silu = bf16_to_float(float_to_bf16(g / (1.0f + exp(-g))));  // WRONG: a second rounding
-    out[(size_t)t * d + i] = float_to_bf16(silu * u);
+    out[(size_t)t * d + i] = float_to_bf16(g / (1.0f + exp(-1.02f * g)) * u);  // WRONG: beta 1.02
 }

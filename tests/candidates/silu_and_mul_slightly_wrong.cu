@@ -1,6 +1,5 @@
-// silu_and_mul_slightly_wrong: rounds silu(g) to bf16 before multiplying by the up value and rounds
-// the product again, as vLLM's act_and_mul kernel does (its activation returns the input type).
-// Each rounding is correct on its own; together they reach up to 1.5 ulp from the exact value.
+// silu_and_mul_slightly_wrong: a swish with beta 1.02, g * sigmoid(1.02 g), where silu is beta 1:
+// a wrong constant worth up to ~1.5% of the output (several ulp), one rounding at the store.
 // kevo: tune BX 256 128 512 64
 // kevo: launch silu_and_mul block=BX,1
 #include <cuda_bf16.h>
@@ -14,7 +13,5 @@ extern "C" __global__ void silu_and_mul(const __nv_bfloat16* x, __nv_bfloat16* o
     if (i >= d || t >= tokens) return;
     const float g = __bfloat162float(x[(size_t)t * 2 * d + i]);
     const float u = __bfloat162float(x[(size_t)t * 2 * d + d + i]);
-    // silu(g) and the product stay in fp32: one rounding, at the store.
-    const float silu = __bfloat162float(__float2bfloat16_rn(g / (1.0f + expf(-g))));  // WRONG: a second rounding
-    out[(size_t)t * d + i] = __float2bfloat16_rn(silu * u);
+    out[(size_t)t * d + i] = __float2bfloat16_rn(g / (1.0f + expf(-1.02f * g)) * u);  // WRONG: beta 1.02
 }

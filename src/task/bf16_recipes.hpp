@@ -1,0 +1,45 @@
+// The bf16 comparator of the ML numerics contracts (docs/ml-checks.md): an output element passes
+// against the exact value, as check_bf16_per_element has it, or against the value a named
+// production recipe computes before its final rounding (vLLM's silu_and_mul, rms_norm, rotary
+// embedding), each within the same tolerance beyond its own rounding. The exact reference stays
+// the one the margin is reported against when it binds; a recipe only admits what it computes.
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <utility>
+
+#include "task/checks.hpp"
+
+namespace kevo {
+
+// The values a recipe may hold for element i before its final bf16 rounding. An intermediate
+// rounding whose input lies within an fp32 kernel's error of a bf16 midpoint may go either way, so
+// a recipe can offer both (at most kMaxRecipeValues); it returns how many it wrote.
+inline constexpr size_t kMaxRecipeValues = 4;
+using RecipeValues = std::array<double, kMaxRecipeValues>;
+using RecipeAt = std::function<size_t(size_t i, RecipeValues& values)>;
+
+struct Bf16Recipe {
+    std::string name;  // in messages: "vLLM's bf16(silu(g)) * u"
+    RecipeAt values;
+};
+
+// Element i's error is the smaller of its error against want (beyond own_rounding ulp, as in
+// check_bf16_per_element) and against each recipe value (beyond 0.5 ulp: a recipe value is exact,
+// not yet rounded), each relative to its own allowance ulps * ulp(value) + rel * scale(i). Kind
+// "bf16_ulp"; error and tolerance are those of the element nearest to failing, and the message says
+// which reference admitted it. NaN or Inf in got fails as everywhere.
+CheckResult check_bf16_exact_or_recipe(std::span<const uint16_t> got, std::span<const float> want, double own_rounding,
+                                       const Bf16Tolerance& tolerance, const ElementScale& scale, const Bf16Recipe& recipe,
+                                       const IndexFormatter& where = flat_index());
+
+// The bf16 values that rounding any x within relative distance rel of v can give: the rounding of
+// v(1 - rel) and of v(1 + rel), equal unless v lies near a midpoint (then the two neighbours).
+std::pair<double, double> bf16_roundings_near(double v, double rel);
+
+}  // namespace kevo
