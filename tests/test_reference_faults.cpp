@@ -70,14 +70,14 @@ void expect_environment_error(const test::ProcessResult& r, const std::string& w
 
 TEST(ReferenceFaults, HostAllocationFailingInTheReferenceIsAnEnvironmentError) {
     if (!test::has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
-    // 6 GiB of address space: PoCL, the compiler and the first paper size's 0.8 GB of expert weights
-    // fit; Mixtral's 2.8 GB of weights with their two device copies do not, so building its inputs
-    // or uploading them fails inside the worker.
-    const auto r = run_shell("ulimit -v 6291456 && exec \"$@\"", eval_args("fused_moe", "paper"));
-    EXPECT_EQ(r.exit_code, 2) << "stdout:\n" << r.out << "\nstderr:\n" << r.err;
-    EXPECT_EQ(r.out.find("\"verdict\""), std::string::npos) << r.out;
-    EXPECT_NE(r.err.find("environment error"), std::string::npos) << r.err;
-    EXPECT_NE(r.err.find("mixtral-T16"), std::string::npos) << r.err;
+    // 1.43 GiB of address space: the worker with PoCL and the compiled seed takes about 0.8 GB, so the
+    // first paper size's 0.8 GB of expert weights cannot be allocated while its inputs are built
+    // (the host memory check passes: MemAvailable knows nothing of the limit). A larger limit that
+    // lets the inputs through fails later inside PoCL, which allocates a buffer's memory lazily at
+    // its first use and aborts when that fails: a crash during the run, which kevo cannot tell from
+    // the candidate's (docs/evaluation.md).
+    const auto r = run_shell("ulimit -v 1500000 && exec \"$@\"", eval_args("fused_moe", "paper"));
+    expect_environment_error(r, "kevo ran out of host memory during reference at size qwen3-T64 (nominal trial)");
 }
 
 TEST(ReferenceFaults, ReferencePastItsDeadlineIsAnEnvironmentError) {
