@@ -221,7 +221,7 @@ std::optional<Runner::Stop> Runner::check_size(const Task& task, const SizeSpec&
         if (trial == Trial::nominal) {
             // Resident for timing only while the kept sizes fit the resident-case budget: kept sizes
             // add up, and on a CPU device every one is host memory (fused_moe's paper sizes hold
-            // 2.8 GB of weights, three times over with the live and pristine device copies).
+            // 2.6 GiB of weights, three times over with the live and pristine device copies).
             const uint64_t bytes = run->device_bytes();
             const bool resident = !request.check_only && resident_kept_bytes_ + bytes <= device_case_budget(device_.info());
             if (resident) {
