@@ -6,6 +6,7 @@
 // Tolerances, CudaCompileOnly) cover the seeds, best-known kernels and <task>_slightly_wrong variants.
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -246,9 +247,10 @@ CheckResult check_output(const Task& task, const SizeSpec& s, const Case& c, con
     return task.check(s, c, task.reference(s, c), {bf16_output(out)});
 }
 
-TEST(GemmW4a16, Fp32PassesWithMarginAndBf16DequantisedWeightsFailOnEverySmallSize) {
+TEST(GemmW4a16, Fp32AndMarlinsBf16DequantisedWeightsPassTruncatedWeightsFailOnEverySmallSize) {
     auto task = load("gemm_w4a16");
     const auto identity = [](float v) { return v; };
+    const auto truncated = [](float v) { return std::bit_cast<float>(std::bit_cast<uint32_t>(v) & 0xffff0000u); };
     // The small sizes (margin >= 50) and the largest K of the paper profile at a few rows and
     // columns, where a serial fp32 sum is furthest from exact (margin >= 10).
     std::vector<SizeSpec> sizes = task->spec().profiles.at("small");
@@ -259,10 +261,14 @@ TEST(GemmW4a16, Fp32PassesWithMarginAndBf16DequantisedWeightsFailOnEverySmallSiz
             const CheckResult right = check_output(*task, s, c, fp32_serial(w4a16_operands(c, s, identity)));
             EXPECT_TRUE(right.pass) << s.label << " " << trial_name(trial) << ": " << right.message;
             EXPECT_GE(margin(right), s.param("K") > 512 ? 10 : 50) << s.label << " " << trial_name(trial) << ": " << right.message;
-            const CheckResult dequant = check_output(*task, s, c, fp32_serial(w4a16_operands(c, s, round_to_bf16)));
-            EXPECT_FALSE(dequant.pass) << s.label << " " << trial_name(trial) << ": " << dequant.message;
-            std::printf("gemm_w4a16 %s %s: fp32 margin %.3g; bf16-dequantised weights %.3g x tolerance\n", s.label.c_str(),
-                        trial_name(trial), margin(right), dequant.error / dequant.tolerance);
+            // Marlin's recipe: bf16(q * s) into the fp32-accumulated product.
+            const CheckResult marlin = check_output(*task, s, c, fp32_serial(w4a16_operands(c, s, round_to_bf16)));
+            EXPECT_TRUE(marlin.pass) << s.label << " " << trial_name(trial) << ": " << marlin.message;
+            EXPECT_GE(margin(marlin), s.param("K") > 512 ? 10 : 50) << s.label << " " << trial_name(trial);
+            const CheckResult cut = check_output(*task, s, c, fp32_serial(w4a16_operands(c, s, truncated)));
+            EXPECT_FALSE(cut.pass) << s.label << " " << trial_name(trial) << ": " << cut.message;
+            std::printf("gemm_w4a16 %s %s: fp32 margin %.3g; Marlin's bf16 weights margin %.3g; truncated weights %.3g x "
+                        "tolerance\n", s.label.c_str(), trial_name(trial), margin(right), margin(marlin), cut.error / cut.tolerance);
         }
 }
 

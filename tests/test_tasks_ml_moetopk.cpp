@@ -198,13 +198,14 @@ TEST(MlFusedMoe, Fp32PassesWithMarginAndEveryBugFailsOnEverySmallSize) {
                 EXPECT_TRUE(good.pass) << s.label << ": " << good.message;
                 EXPECT_GE(margin(good), 50) << s.label << " seed " << seed << ": " << good.message;
                 smallest = std::min(smallest, margin(good));
-                for (MoeBug bug : {MoeBug::round_twice, MoeBug::drop_last_choice, MoeBug::no_weight, MoeBug::silu_on_up}) {
+                // silu rounded to bf16 before the product is part of vLLM's recipe, which the contract admits.
+                const auto [a1, o1] = simulate_moe(s, c, MoeBug::round_twice);
+                const auto admitted = task->check(s, c, ref, {bytes_of(a1), bytes_of(o1)});
+                EXPECT_TRUE(admitted.pass) << s.label << " seed " << seed << ": " << admitted.message;
+                for (MoeBug bug : {MoeBug::drop_last_choice, MoeBug::no_weight, MoeBug::silu_on_up}) {
                     const auto [a2, o2] = simulate_moe(s, c, bug);
                     const auto bad = task->check(s, c, ref, {bytes_of(a2), bytes_of(o2)});
-                    // Rounding twice reaches ~0.5 to 0.9 ulp beyond the rounding at its worst element:
-                    // among a single token's 256 act elements it may stay inside; from 16 tokens on, never.
-                    if (bug != MoeBug::round_twice || s.param("T") >= 16)
-                        EXPECT_FALSE(bad.pass) << s.label << " seed " << seed << " bug " << int(bug) << ": " << bad.message;
+                    EXPECT_FALSE(bad.pass) << s.label << " seed " << seed << " bug " << int(bug) << ": " << bad.message;
                 }
             }
     std::printf("fused_moe simulated fp32: smallest margin %.3g\n", smallest);

@@ -17,6 +17,10 @@ public:
     explicit CaseCache(uint64_t budget_bytes) : budget_(budget_bytes) {}
 
     std::shared_ptr<const Case> get(const Task& task, const SizeSpec& size, uint64_t seed, Trial trial);
+    void clear() {
+        entries_.clear();
+        used_ = 0;
+    }
 
 private:
     struct Entry {

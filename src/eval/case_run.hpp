@@ -40,6 +40,7 @@ public:
 
     const Case& the_case() const { return *case_; }
     const std::vector<Launch>& launches() const { return launches_; }
+    uint64_t device_bytes() const { return dc_.device_bytes(); }
 
     // Restores state, poisons outputs, then runs every launch; a device error is the candidate's.
     std::optional<Fault> run();

@@ -28,6 +28,11 @@ public:
     Expected<DeviceCase> get(const Task& task, const SizeSpec& size, uint64_t seed, Trial trial, const Case& c);
     // Marks the start of an evaluation: the cases it uses will not be evicted for one another.
     void begin_evaluation() { ++epoch_; }
+    // Forgets every kept case (those a runner still holds stay allocated until it lets go).
+    void clear() {
+        entries_.clear();
+        used_ = 0;
+    }
 
     struct Counters {
         uint64_t built = 0;      // cases created (uploaded), rebuilds included

@@ -4,6 +4,7 @@
 #include "eval/evaluator.hpp"
 
 #include <chrono>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -21,7 +22,18 @@ double seconds_between(Clock::time_point a, Clock::time_point b) { return std::c
 bool is_candidate_stage(const std::string& stage) {
     return stage != "reference" && stage != "calibrate" && stage != "lease";
 }
+// Where a dying worker is kevo's fault: building inputs, computing or uploading the reference, calibrating.
+bool is_kevo_stage(const std::string& stage) { return stage == "reference" || stage == "calibrate"; }
 }  // namespace
+
+double default_reference_timeout_s() {
+    if (const char* v = std::getenv("KEVO_REFERENCE_TIMEOUT_S"); v && *v) {
+        char* end = nullptr;
+        const double s = std::strtod(v, &end);
+        if (end != v && s > 0) return s;
+    }
+    return 7200;
+}
 
 Evaluator::Evaluator(EvaluatorOptions options)
     : options_(std::move(options)), client_(options_.backend, options_.device, options_.offline_arch, options_.worker_executable) {}
@@ -61,6 +73,7 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
     auto stage_start = Clock::now();
     double candidate_seconds = 0;  // closed candidate stages
     double run_limit = request.timeout_s;
+    bool kevo_deadline = false;  // the worker was killed for kevo's own reference, not the candidate
     auto describe_stage = [&] {
         std::string where = stage;
         if (!size.empty()) where += fmt::format(" at size {}", size);
@@ -86,6 +99,11 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
         }
         const double in_stage = seconds_between(stage_start, now);
         const double used = candidate_seconds + (is_candidate_stage(stage) ? in_stage : 0);
+        if (stage == "reference" && in_stage > options_.reference_timeout_s) {
+            kevo_deadline = true;
+            return fmt::format("kevo's reference exceeded its {:.0f} s deadline ({})", options_.reference_timeout_s,
+                               describe_stage());
+        }
         if (stage == "compile" && in_stage > request.compile_timeout_s)
             return fmt::format("compilation exceeded its {:.0f} s deadline", request.compile_timeout_s);
         if ((stage == "run" || stage == "timed_run") && in_stage > run_limit)
@@ -99,6 +117,14 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
     // Ctrl-C or SIGTERM stopped the evaluation: that says nothing about the candidate.
     if (outcome.kind == ExchangeOutcome::Kind::killed && interrupt_requested())
         return make_error(fmt::format("interrupted by {}", interrupt_signal_name()));
+    // kevo's own reference failing is an environment error (exit 2, a run stops resumable), never a verdict.
+    if (outcome.kind == ExchangeOutcome::Kind::killed && kevo_deadline)
+        return make_error(fmt::format("{}: an environment error, not a verdict on the candidate (the worker was killed; "
+                                      "KEVO_REFERENCE_TIMEOUT_S sets the limit)", outcome.detail));
+    if (outcome.kind == ExchangeOutcome::Kind::crashed && is_kevo_stage(stage))
+        return make_error(fmt::format("the worker process died during kevo's own {}: {} (most likely out of host memory; "
+                                      "an environment error, not a verdict on the candidate)",
+                                      describe_stage(), outcome.detail));
     switch (outcome.kind) {
         case ExchangeOutcome::Kind::killed:
             return base_result(Verdict::timeout, outcome.detail + "; the worker was killed and will be restarted");

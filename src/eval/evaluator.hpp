@@ -1,6 +1,7 @@
 // The parent side of evaluation: the static scan, then the worker under deadlines. Returns an
 // EvalResult for anything a candidate does (timeouts and crashes included); an Error only for
-// environment faults (no device, worker cannot start, unknown task).
+// environment faults (no device, worker cannot start, unknown task, and kevo's own reference: one
+// that fails, runs out of host memory or past its deadline, or a worker that dies computing it).
 #pragma once
 
 #include <functional>
@@ -13,12 +14,19 @@
 
 namespace kevo {
 
+// 7200 s, or KEVO_REFERENCE_TIMEOUT_S when set.
+double default_reference_timeout_s();
+
 struct EvaluatorOptions {
     std::string backend = "opencl";
     int device = 0;
     std::string offline_arch;      // non-empty: compile-only, no device (NVRTC)
     std::string worker_executable; // the kevo binary (empty: this process's own binary)
     double launch_timeout_s = 20;  // per launch of a run, on top of the whole-candidate deadline
+    // kevo's own reference stage of one size and trial (inputs, CPU reference or the seed on the
+    // device, upload); beyond it the evaluation is an environment error. KEVO_REFERENCE_TIMEOUT_S
+    // overrides the default.
+    double reference_timeout_s = default_reference_timeout_s();
     std::function<void(const std::string&)> progress;  // stage lines for humans; may be empty
 };
 

@@ -30,6 +30,12 @@ public:
     Expected<std::shared_ptr<const Reference>> get_or_compute(const Task& task, const SizeSpec& size, uint64_t seed, Trial trial,
                                        const std::string& origin, const std::function<Expected<Reference>()>& compute);
 
+    // Forgets the references held in memory (the disk copies stay).
+    void clear_memory() {
+        entries_.clear();
+        used_ = 0;
+    }
+
     uint64_t hits() const { return hits_; }
     uint64_t misses() const { return misses_; }
 

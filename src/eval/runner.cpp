@@ -11,6 +11,7 @@
 #include "eval/roofline.hpp"
 #include "eval/signature_check.hpp"
 #include "eval/device_lease.hpp"
+#include "eval/host_memory.hpp"
 #include "eval/timing.hpp"
 #include "task/registry.hpp"
 
@@ -61,6 +62,21 @@ std::string grid_beyond_limits(const Case& c, const std::vector<Launch>& launche
     return {};
 }
 
+// The case as scoring reads it: everything but the buffers (which may be gigabytes).
+std::shared_ptr<const Case> shape_of(const Case& c) {
+    auto shape = std::make_shared<Case>();
+    shape->launches = c.launches;
+    shape->results = c.results;
+    shape->constants = c.constants;
+    shape->work = c.work;
+    shape->working_set_bytes = c.working_set_bytes;
+    shape->flops_by_class = c.flops_by_class;
+    shape->roofline_bytes = c.roofline_bytes;
+    return shape;
+}
+
+std::string gib(uint64_t bytes) { return fmt::format("{:.1f} GiB", static_cast<double>(bytes) / (1ull << 30)); }
+
 }  // namespace
 
 Runner::Runner(Device& device, ReferenceCache& references, CeilingKeeper& ceilings,
@@ -72,6 +88,7 @@ void Runner::stage(const char* name, const std::string& size, const char* trial,
     if (!size.empty()) e["size"] = size;
     if (trial) e["trial"] = trial;
     if (launches) e["launches"] = launches;
+    where_ = std::string(name) + (size.empty() ? "" : " at size " + size) + (trial ? fmt::format(" ({} trial)", trial) : "");
     emit_(e);
 }
 
@@ -166,9 +183,13 @@ std::optional<Runner::Stop> Runner::check_size(const Task& task, const SizeSpec&
         const auto reference_start = Clock::now();
         auto ref = reference_for(task, size, c, seed, trial, request, reference_error);
         reference_seconds_ += since(reference_start);
-        if (!ref)
-            return Stop{Verdict::runtime_error, fmt::format("size {}: the reference (the task's seed run on this device) "
-                                                            "failed: {}", size.label, reference_error)};
+        if (!ref) {
+            // kevo's own reference, not the candidate: an environment error.
+            environment_fault_ = EnvironmentFault{fmt::format("size {} ({} trial): kevo's reference (the task's seed run on "
+                                                              "this device) failed: {}", size.label, trial_name(trial),
+                                                              reference_error)};
+            return Stop{Verdict::runtime_error, environment_fault_->message};
+        }
         auto fail = [&](const Fault& f) {
             sr.correct = false;
             sr.diagnostics = f.message;
@@ -176,6 +197,14 @@ std::optional<Runner::Stop> Runner::check_size(const Task& task, const SizeSpec&
                                                constants_text(*c), f.message)};
         };
         auto run = CaseRun::create(device_, device_cases_, task, size, seed, trial, c, kernels);
+        if (!run && !device_.is_poisoned()) {
+            // The case's buffers do not fit the device (nothing of the candidate's has run on them yet;
+            // a context its earlier run left unusable stays the candidate's runtime error below).
+            environment_fault_ = EnvironmentFault{fmt::format("size {} ({} trial): kevo could not allocate the case's "
+                                                              "buffers on the device: {}", size.label, trial_name(trial),
+                                                              run.error().message)};
+            return Stop{Verdict::runtime_error, environment_fault_->message};
+        }
         if (!run) return fail({Verdict::runtime_error, "could not set up the buffers: " + run.error().message});
         if (auto too_big = grid_beyond_limits(*c, run->launches(), device_.info()); !too_big.empty()) {
             sr.diagnostics = too_big;
@@ -190,8 +219,16 @@ std::optional<Runner::Stop> Runner::check_size(const Task& task, const SizeSpec&
             add_trial_check(sr, {trial_name(trial), check.kind, check.error, check.tolerance, check.worst_index, check.pass});
         if (fault) return fail(*fault);
         if (trial == Trial::nominal) {
-            if (auto r = run->remember_outputs(); !r) return fail({Verdict::runtime_error, r.error().message});
-            kept.push_back({&size, ref, std::move(*run)});
+            // Resident for timing only while the kept sizes fit the resident-case budget: kept sizes
+            // add up, and on a CPU device every one is host memory (fused_moe's paper sizes hold
+            // 2.6 GiB of weights, three times over with the live and pristine device copies).
+            const uint64_t bytes = run->device_bytes();
+            const bool resident = !request.check_only && resident_kept_bytes_ + bytes <= device_case_budget(device_.info());
+            if (resident) {
+                if (auto r = run->remember_outputs(); !r) return fail({Verdict::runtime_error, r.error().message});
+                resident_kept_bytes_ += bytes;
+            }
+            kept.push_back({&size, ref, resident ? std::optional<CaseRun>(std::move(*run)) : std::nullopt, shape_of(*c)});
         }
     }
     sr.correct = true;
@@ -199,17 +236,28 @@ std::optional<Runner::Stop> Runner::check_size(const Task& task, const SizeSpec&
 }
 
 std::optional<Runner::Stop> Runner::time_size(const Task& task, CheckedSize& k, const EvalRequest& request,
-                                              SizeResult& sr) {
+                                              const BoundKernels& kernels, SizeResult& sr) {
     auto fail = [&](const Fault& f) {
         if (f.verdict == Verdict::incorrect || f.verdict == Verdict::runtime_error) sr.correct = false;
         sr.diagnostics = f.message;
         return Stop{f.verdict, fmt::format("size {} (timed runs): {}", k.size->label, f.message)};
     };
+    // Not kept resident after its check: built again (recheck() then downloads and checks the output).
+    std::optional<CaseRun> rebuilt;
+    if (!k.run) {
+        const uint64_t seed = trial_seed(request.seed, *k.size, Trial::nominal);
+        stage("reference", k.size->label, trial_name(Trial::nominal));
+        auto built = CaseRun::create(device_, device_cases_, task, *k.size, seed, Trial::nominal,
+                                     cases_.get(task, *k.size, seed, Trial::nominal), kernels);
+        if (!built) return fail({Verdict::runtime_error, "could not set up the buffers: " + built.error().message});
+        rebuilt.emplace(std::move(*built));
+    }
+    CaseRun& run = k.run ? *k.run : *rebuilt;
     const TimingPolicy policy{request.warmup, request.repeat, std::max(request.max_repeat, request.repeat),
                               request.noise_cv};
-    auto before_run = [&] { stage("timed_run", k.size->label, nullptr, k.run.launches().size()); };
+    auto before_run = [&] { stage("timed_run", k.size->label, nullptr, run.launches().size()); };
     stage("timing", k.size->label);
-    auto timed = time_case(k.run, flusher_, policy, before_run);
+    auto timed = time_case(run, flusher_, policy, before_run);
     if (!timed) return fail({Verdict::runtime_error, timed.error().message});
     auto fill = [&](const Timed& t) {
         sr.timed = true;
@@ -219,15 +267,15 @@ std::optional<Runner::Stop> Runner::time_size(const Task& task, CheckedSize& k, 
         sr.cv = t.summary.cv;
         sr.samples = t.summary.count;
         sr.noisy = t.noisy;
-        sr.work = k.run.the_case().work;
+        sr.work = k.shape->work;
     };
     fill(*timed);
     // Faster than the device can go at this working set: measure once more before believing it.
     auto in_force = ceilings_.current();
     if (in_force) {
-        score_size(sr, task.spec().bound, k.run.the_case(), **in_force, request.roofline);
+        score_size(sr, task.spec().bound, *k.shape, **in_force, request.roofline);
         if (beyond_physical(sr)) {
-            auto again = time_case(k.run, flusher_, policy, before_run);
+            auto again = time_case(run, flusher_, policy, before_run);
             if (!again) return fail({Verdict::runtime_error, again.error().message});
             fill(*again);
         }
@@ -235,7 +283,7 @@ std::optional<Runner::Stop> Runner::time_size(const Task& task, CheckedSize& k, 
     // The last timed run's output must still be right: catches kernels that skip work when called
     // again or cache results across calls.
     stage("check", k.size->label, "timed");
-    if (auto fault = k.run.recheck(task, *k.size, *k.ref)) return fail(*fault);
+    if (auto fault = run.recheck(task, *k.size, *k.ref)) return fail(*fault);
     if (sr.noisy)
         sr.diagnostics = fmt::format("noisy: cv {:.0f}% over {} timed runs (median {:.3g} s, min {:.3g} s, max {:.3g} s)",
                                      100 * sr.cv, sr.samples, sr.seconds, sr.seconds_min, sr.seconds_max);
@@ -252,7 +300,7 @@ void Runner::score(const Task& task, const std::vector<CheckedSize>& kept, const
     const Calibration* ceilings = *in_force;
     auto score_all = [&] {
         for (size_t i = 0; i < kept.size(); ++i)
-            score_size(result.sizes[i], task.spec().bound, kept[i].run.the_case(), *ceilings, request.roofline);
+            score_size(result.sizes[i], task.spec().bound, *kept[i].shape, *ceilings, request.roofline);
     };
     score_all();
     for (size_t i = 0; i < kept.size(); ++i) {
@@ -270,9 +318,9 @@ void Runner::score(const Task& task, const std::vector<CheckedSize>& kept, const
         SizeResult& s = result.sizes[i];
         s.implausible = s.fraction > kImplausibleFraction;
         if (s.implausible)
-            result.warnings.push_back(implausible_warning(s, kept[i].run.the_case().working_set_bytes, ceilings->llc_bytes));
+            result.warnings.push_back(implausible_warning(s, kept[i].shape->working_set_bytes, ceilings->llc_bytes));
         if (s.noisy) result.warnings.push_back(fmt::format("size {}: {}", s.label, s.diagnostics));
-        if (auto note = roofline_note(s, kept[i].run.the_case(), *ceilings)) result.warnings.push_back(std::move(*note));
+        if (auto note = roofline_note(s, *kept[i].shape, *ceilings)) result.warnings.push_back(std::move(*note));
     }
     result.ceilings = ceilings_used(*ceilings);
     result.ceiling_source = result.ceilings.source;
@@ -294,7 +342,47 @@ std::optional<DeviceLease> Runner::take_lease(EvalResult& result) {
     return std::nullopt;
 }
 
-EvalResult Runner::evaluate(const EvalRequest& request) {
+Expected<EvalResult> Runner::evaluate(const EvalRequest& request) {
+    environment_fault_.reset();
+    resident_kept_bytes_ = 0;
+    where_ = "start";
+    try {
+        return evaluate_cascade(request);
+    } catch (const std::bad_alloc&) {
+        // A host allocation of kevo's (inputs, reference, a download) failed: the machine, not the candidate.
+        return make_error(fmt::format("kevo ran out of host memory during {} of task {}: an environment error, not a "
+                                      "verdict on the candidate (free memory or use a smaller profile)",
+                                      where_, request.task));
+    }
+}
+
+std::optional<Runner::EnvironmentFault> Runner::host_memory_shortfall(const Task& task,
+                                                                      const std::vector<const SizeSpec*>& sizes) {
+    // On a CPU device the live and pristine device copies of a case are host memory too; the case
+    // cache may hold the other trial's inputs meanwhile.
+    const uint64_t copies = device_.info().is_cpu ? 4 : 2;
+    for (const SizeSpec* size : sizes) {
+        const HostFootprint f = task.host_footprint(*size);
+        const uint64_t need = copies * f.case_bytes + f.reference_bytes;
+        if (need == 0) continue;
+        uint64_t available = available_host_bytes();
+        if (need <= available) continue;
+        cases_.clear();  // what this worker holds from earlier evaluations can go first
+        device_cases_.clear();
+        references_.clear_memory();
+        available = available_host_bytes();
+        if (need <= available) continue;
+        return EnvironmentFault{fmt::format(
+            "size {} of task {} needs about {} of host memory ({} x {} of inputs and outputs{}, {} for the reference and "
+            "its check) and {} is available: kevo cannot evaluate it on this machine (an environment error, not a "
+            "verdict on the candidate)",
+            size->label, task.spec().name, gib(need), copies, gib(f.case_bytes),
+            device_.info().is_cpu ? " with their copies on this CPU device" : "", gib(f.reference_bytes), gib(available))};
+    }
+    return std::nullopt;
+}
+
+Expected<EvalResult> Runner::evaluate_cascade(const EvalRequest& request) {
     const auto start = Clock::now();
     device_cases_.begin_evaluation();
     EvalResult result;
@@ -318,6 +406,9 @@ EvalResult Runner::evaluate(const EvalRequest& request) {
     const TaskSpec& spec = task.spec();
     if (!spec.profiles.count(request.profile))
         return finish(Verdict::rejected, fmt::format("task {} has no profile '{}'", spec.name, request.profile));
+
+    const auto sizes = selected_sizes(spec, request.profile, request.sizes);
+    if (auto shortfall = host_memory_shortfall(task, sizes)) return make_error(shortfall->message);
 
     // A CPU device is the host: all of its work is leased, compilation included (device_lease.hpp).
     std::optional<DeviceLease> lease;
@@ -343,11 +434,12 @@ EvalResult Runner::evaluate(const EvalRequest& request) {
     std::vector<CheckedSize> kept;
     const auto correctness_start = Clock::now();
     reference_seconds_ = 0;  // kevo's own work, not the candidate's
-    for (const SizeSpec* size : selected_sizes(spec, request.profile, request.sizes)) {
+    for (const SizeSpec* size : sizes) {
         SizeResult sr;
         sr.label = size->label;
         sr.heldout = size->heldout;
         auto stop = check_size(task, *size, request, kernels, sr, kept);
+        if (environment_fault_) return make_error(environment_fault_->message);
         result.sizes.push_back(sr);
         if (stop) {
             result.stage_seconds.correctness = since(correctness_start) - reference_seconds_;
@@ -361,7 +453,7 @@ EvalResult Runner::evaluate(const EvalRequest& request) {
         (void)ceilings_.current();  // a first-use calibration happens here, before any timing (score() reports failure)
         const auto timing_start = Clock::now();
         for (size_t i = 0; i < kept.size(); ++i) {
-            if (auto stop = time_size(task, kept[i], request, result.sizes[i])) {
+            if (auto stop = time_size(task, kept[i], request, kernels, result.sizes[i])) {
                 result.stage_seconds.timing = since(timing_start);
                 return finish_stop(*stop);
             }

@@ -2,7 +2,9 @@
 // compile, resources, correctness on every selected size (two trials each), timing (with extra
 // rounds while noisy), a re-check of the timed output, and the score against the ceilings in force
 // (re-timed, then re-measured, when a fraction is above what the device can do). Candidate faults
-// end as a verdict in the EvalResult; nothing here throws for them.
+// end as a verdict in the EvalResult; nothing here throws for them. kevo's own faults (a reference
+// that fails or does not fit host memory, a host allocation that fails) are an Error instead: an
+// environment error, never a verdict on the candidate.
 #pragma once
 
 #include <functional>
@@ -34,7 +36,7 @@ public:
     Runner(Device& device, ReferenceCache& references, CeilingKeeper& ceilings,
            std::function<void(const nlohmann::json&)> emit);
 
-    EvalResult evaluate(const EvalRequest& request);
+    Expected<EvalResult> evaluate(const EvalRequest& request);
 
 private:
     // Why an evaluation ended early.
@@ -42,11 +44,18 @@ private:
         Verdict verdict;
         std::string diagnostics;
     };
-    // A size that passed its correctness trials: its nominal case stays resident for timing.
+    // A size that passed its correctness trials. Its nominal case stays resident for timing while
+    // that is cheap; otherwise (and in a check-only evaluation) `run` is empty and timing builds it
+    // again. `shape` is the case without its buffers: what scoring reads.
     struct CheckedSize {
         const SizeSpec* size;
         std::shared_ptr<const Reference> ref;
-        CaseRun run;
+        std::optional<CaseRun> run;
+        std::shared_ptr<const Case> shape;
+    };
+    // An environment fault: ends the evaluation as an Error, not a verdict.
+    struct EnvironmentFault {
+        std::string message;
     };
 
     Device& device_;
@@ -58,6 +67,14 @@ private:
     CacheFlusher flusher_{device_};
     DeviceCaseCache device_cases_{device_, device_case_budget(device_.info())};
     double reference_seconds_ = 0;  // of the evaluation in progress: kept off its correctness time
+    uint64_t resident_kept_bytes_ = 0;  // device bytes of the checked sizes kept resident for timing
+    std::string where_;  // the stage in progress, for an out-of-memory message
+    std::optional<EnvironmentFault> environment_fault_;  // set by check_size when kevo's reference fails
+
+    Expected<EvalResult> evaluate_cascade(const EvalRequest& request);
+    // Every selected size's host footprint against the memory the host has: the size that cannot fit,
+    // before the candidate runs.
+    std::optional<EnvironmentFault> host_memory_shortfall(const Task& task, const std::vector<const SizeSpec*>& sizes);
 
     // `arch` empty: the device's own; else the candidate's declared target.
     Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines,
@@ -71,7 +88,8 @@ private:
                                                    const std::shared_ptr<const Case>& c, uint64_t seed, Trial trial,
                                                    const EvalRequest& request, std::string& error);
     // Timing and the re-check of one size; fills the size's timing fields.
-    std::optional<Stop> time_size(const Task& task, CheckedSize& k, const EvalRequest& request, SizeResult& sr);
+    std::optional<Stop> time_size(const Task& task, CheckedSize& k, const EvalRequest& request,
+                                  const BoundKernels& kernels, SizeResult& sr);
     // Fractions against the ceilings in force, re-measuring them once when a size is beyond the
     // device; flags what stays above 1.05.
     void score(const Task& task, const std::vector<CheckedSize>& kept, const EvalRequest& request, EvalResult& result);

@@ -3,6 +3,7 @@
 //   worker -> parent: {"event":"ready","device":{...}} | {"event":"fatal","error":"..."}
 //                     {"event":"stage",...} | {"event":"progress","message":"..."}
 //                     {"event":"result","result":{...},"poisoned":b} | {"event":"calibration",...}
+//                     {"event":"error","error":"...","environment":true} (kevo's fault: no verdict)
 #include "eval/worker.hpp"
 
 #include <sys/prctl.h>
@@ -174,10 +175,13 @@ int run_worker(const std::string& backend_name, int device_index, int read_fd, i
                 continue;
             }
             ceilings.pin(std::move(*pinned));
-            EvalResult result = runner.evaluate(*request);
+            auto result = runner.evaluate(*request);
             ceilings.pin(std::nullopt);
             const bool poisoned = (*device)->is_poisoned();
-            channel.send({{"event", "result"}, {"result", to_json(result)}, {"poisoned", poisoned}});
+            if (!result)  // kevo's own fault (reference, host memory): an environment error, no verdict
+                channel.send({{"event", "error"}, {"environment", true}, {"error", result.error().message}});
+            else
+                channel.send({{"event", "result"}, {"result", to_json(*result)}, {"poisoned", poisoned}});
             if (poisoned) return 3;  // the context is unusable; the parent starts a fresh worker
         } else {
             channel.send({{"event", "error"}, {"error", fmt::format("unknown op '{}'", op)}});

@@ -140,12 +140,22 @@ struct CheckResult {
     std::string message;     // human-readable: where and by how much
 };
 
+// The host memory one case of a size and its CPU reference take at their peak, estimated from the
+// size's parameters alone (nothing is built): the evaluator compares it with the memory the host has
+// before the candidate runs.
+struct HostFootprint {
+    uint64_t case_bytes = 0;       // the host buffers of one case (inputs, outputs, state)
+    uint64_t reference_bytes = 0;  // the reference's results and working memory, and the check's
+};
+
 class Task {
 public:
     virtual ~Task() = default;
     virtual const TaskSpec& spec() const = 0;
     virtual Case make_case(const SizeSpec& size, uint64_t seed, Trial trial) const = 0;
     virtual Reference reference(const SizeSpec& size, const Case& c) const = 0;
+    // Zero (the default): the size is small enough not to need the estimate.
+    virtual HostFootprint host_footprint(const SizeSpec&) const { return {}; }
     virtual CheckResult check(const SizeSpec& size, const Case& c, const Reference& ref,
                               const std::vector<std::vector<std::byte>>& outputs) const = 0;
 };

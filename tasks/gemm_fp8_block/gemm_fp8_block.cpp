@@ -81,8 +81,11 @@ struct Shape : GemmDims {
 
 Shape shape_of(const SizeSpec& size) { return {gemm_dims(size)}; }
 
-// One operand quantised by the recipe: per block, scale = amax / 448 (1 for an all-zero block),
-// q = e4m3(x / scale), saturating.
+constexpr float kAmaxFloor = 1e-4f;
+
+// One operand quantised by the recipe: per block, scale = max(amax, 1e-4) / 448 (DeepGEMM's
+// per_token_cast_to_fp8 clamps amax at 1e-4, so a near-zero block quantises to e4m3 subnormals),
+// 1 for an all-zero block; q = e4m3(x / scale), saturating.
 struct Quantised {
     std::vector<uint8_t> q;
     std::vector<float> scales;
@@ -98,7 +101,7 @@ Quantised quantise(std::span<const float> x, size_t rows, size_t k, size_t block
                 float amax = 0;
                 for (size_t r = br * block_rows; r < (br + 1) * block_rows; ++r)
                     for (size_t i = bk * kBlock; i < (bk + 1) * kBlock; ++i) amax = std::max(amax, std::fabs(x[r * k + i]));
-                const float scale = amax > 0 ? amax / kE4m3Max : 1.0f;
+                const float scale = amax > 0 ? std::max(amax, kAmaxFloor) / kE4m3Max : 1.0f;
                 out.scales[br * kb + bk] = scale;
                 for (size_t r = br * block_rows; r < (br + 1) * block_rows; ++r)
                     for (size_t i = bk * kBlock; i < (bk + 1) * kBlock; ++i)
@@ -224,10 +227,13 @@ public:
 
 private:
     // Massive activation channels and spikes in A (so the other values of their blocks quantise to
-    // e4m3 subnormals or zero), B blocks 2^-10 and 2^6 times their neighbours, and one all-zero B block.
+    // e4m3 subnormals or zero), one near-zero token row of A (values ~1e-9: under the 1e-4 amax
+    // clamp every one of them is an e4m3 subnormal or zero, and they are the whole of that row's
+    // output), B blocks 2^-10 and 2^6 times their neighbours, and one all-zero B block (scale 1).
     static void plant_outliers(std::span<float> a, std::span<float> b, const Shape& s, uint64_t seed) {
         outliers::plant_spikes(a, {0.001, 50, 0}, seed, spike_stream);
         outliers::plant_massive_channels(a, s.m, s.k, 2, 300, seed, channel_stream);
+        for (size_t i = 0; i < s.k; ++i) a[(s.m / 2) * s.k + i] *= 1e-9f;
         const auto blocks = outliers::pick_distinct(s.nb() * s.kb(), std::min<size_t>(3, s.nb() * s.kb()), seed, extreme_stream);
         const double factors[] = {0x1.0p-10, 0x1.0p6, 0.0};
         for (size_t i = 0; i < blocks.size(); ++i) {

@@ -1,5 +1,6 @@
-// fused_moe_slightly_wrong: the seed with act rounded twice, bf16(bf16(silu(g)) * u) (vLLM's silu_and_mul
-// rounds silu(g) first): up to ~1 ulp beyond the output's own rounding; the act check rejects it.
+// fused_moe_slightly_wrong: the seed, but the down projection's dot product over the intermediate
+// dimension is accumulated in bf16 (the running sum rounded after every multiply-add), which no
+// production kernel does (vLLM accumulates in fp32 and rounds only what it stores). Must be rejected.
 // kevo: tune BX 64 128 256
 // kevo: launch moe_gate_up block=BX,1
 // kevo: launch moe_down block=BX,1
@@ -20,15 +21,18 @@ ushort float_to_bf16(float f)
 
 __kernel void moe_align(__global const int* topk_ids, __global int* expert_offsets, __global int* sorted_pairs, uint pairs, uint experts)
 {
+    __local int cursor[1024];  // experts <= 1024
     if (get_global_id(0) != 0) return;
-    for (uint e = 0; e <= experts; ++e) expert_offsets[e] = 0;
-    for (uint p = 0; p < pairs; ++p) expert_offsets[topk_ids[p] + 1] += 1;
-    for (uint e = 0; e < experts; ++e) expert_offsets[e + 1] += expert_offsets[e];
+    for (uint e = 0; e < experts; ++e) cursor[e] = 0;
+    for (uint p = 0; p < pairs; ++p) cursor[topk_ids[p]] += 1;
+    int total = 0;
     for (uint e = 0; e < experts; ++e) {
-        int next = expert_offsets[e];
-        for (uint p = 0; p < pairs; ++p)
-            if (topk_ids[p] == (int)e) sorted_pairs[next++] = (int)p;
+        const int n = cursor[e];
+        expert_offsets[e] = cursor[e] = total;
+        total += n;
     }
+    expert_offsets[experts] = total;
+    for (uint p = 0; p < pairs; ++p) sorted_pairs[cursor[topk_ids[p]]++] = (int)p;  // stable
 }
 
 __kernel void moe_gate_up(__global const ushort* x, __global const ushort* w13, __global const int* topk_ids, __global const int* expert_offsets, __global const int* sorted_pairs, __global ushort* act, uint tokens, uint topk, uint experts, uint hidden, uint inter)
@@ -46,7 +50,7 @@ __kernel void moe_gate_up(__global const ushort* x, __global const ushort* w13, 
         u += bf16_to_float(wu[h]) * xv;
     }
     // silu and the product in fp32, rounded once into act.
-    act[(size_t)p * inter + i] = float_to_bf16(bf16_to_float(float_to_bf16(g / (1.0f + exp(-g)))) * u);  // WRONG: silu rounded to bf16 first
+    act[(size_t)p * inter + i] = float_to_bf16(g / (1.0f + exp(-g)) * u);
 }
 
 __kernel void moe_down(__global const ushort* act, __global const ushort* w2, __global const int* topk_ids, __global const float* topk_weights, __global const int* expert_offsets, __global const int* sorted_pairs, __global float* accum, uint tokens, uint topk, uint experts, uint hidden, uint inter)
@@ -59,7 +63,7 @@ __kernel void moe_down(__global const ushort* act, __global const ushort* w2, __
         __global const ushort* row = w2 + ((size_t)e * hidden + h) * inter;
         __global const ushort* a = act + (size_t)p * inter;
         float y = 0.0f;
-        for (uint i = 0; i < inter; ++i) y += bf16_to_float(row[i]) * bf16_to_float(a[i]);
+        for (uint i = 0; i < inter; ++i) y = bf16_to_float(float_to_bf16(y + bf16_to_float(row[i]) * bf16_to_float(a[i])));  // WRONG: bf16 accumulator
         sum += topk_weights[p] * y;
     }
     accum[(size_t)t * hidden + h] = sum;

@@ -1,5 +1,6 @@
-// fused_moe_slightly_wrong: the seed with act rounded twice, bf16(bf16(silu(g)) * u) (vLLM's silu_and_mul
-// rounds silu(g) first): up to ~1 ulp beyond the output's own rounding; the act check rejects it.
+// fused_moe_slightly_wrong: the seed, but the down projection's dot product over the intermediate
+// dimension is accumulated in bf16 (the running sum rounded after every multiply-add), which no
+// production kernel does (vLLM accumulates in fp32 and rounds only what it stores). Must be rejected.
 // kevo: tune BX 64 128 256
 // kevo: launch moe_gate_up block=BX,1
 // kevo: launch moe_down block=BX,1
@@ -37,7 +38,7 @@ extern "C" __global__ void moe_gate_up(const __nv_bfloat16* x, const __nv_bfloat
         u += __bfloat162float(wu[h]) * xv;
     }
     // silu and the product in fp32, rounded once into act.
-    act[(size_t)p * inter + i] = __float2bfloat16_rn(__bfloat162float(__float2bfloat16_rn(g / (1.0f + expf(-g)))) * u);  // WRONG: silu rounded to bf16 first
+    act[(size_t)p * inter + i] = __float2bfloat16_rn(g / (1.0f + expf(-g)) * u);
 }
 
 extern "C" __global__ void moe_down(const __nv_bfloat16* act, const __nv_bfloat16* w2, const int* topk_ids, const float* topk_weights, const int* expert_offsets, const int* sorted_pairs, float* accum, unsigned tokens, unsigned topk, unsigned experts, unsigned hidden, unsigned inter)
@@ -50,7 +51,7 @@ extern "C" __global__ void moe_down(const __nv_bfloat16* act, const __nv_bfloat1
         const __nv_bfloat16* row = w2 + ((size_t)e * hidden + h) * inter;
         const __nv_bfloat16* a = act + (size_t)p * inter;
         float y = 0.0f;
-        for (unsigned i = 0; i < inter; ++i) y += __bfloat162float(row[i]) * __bfloat162float(a[i]);
+        for (unsigned i = 0; i < inter; ++i) y = __bfloat162float(__float2bfloat16_rn(y + __bfloat162float(row[i]) * __bfloat162float(a[i])));  // WRONG: bf16 accumulator
         sum += topk_weights[p] * y;
     }
     accum[(size_t)t * hidden + h] = sum;

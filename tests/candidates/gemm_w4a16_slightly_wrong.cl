@@ -1,6 +1,6 @@
-// gemm_w4a16_slightly_wrong: the seed, but each weight is dequantised to bf16 (q * s rounded to the
-// bf16 grid) before the product, as a kernel feeding a bf16 MMA with dequantised weights would:
-// q * s has up to 12 significant bits and loses up to 2^-9 of itself. Must be rejected.
+// gemm_w4a16_slightly_wrong: the seed, but each weight is dequantised to bf16 by truncation (q * s
+// rounded toward zero), not to nearest as Marlin's __hmul2 does: off by up to 2^-7 of itself, biased,
+// and near neither the exact product nor the 16-bit recipe's. Must be rejected.
 // kevo: tune BX 64 128 256 32
 // kevo: launch gemm_w4a16 block=BX,1
 #ifndef BX
@@ -33,6 +33,6 @@ __kernel void gemm_w4a16(__global const ushort* a, __global const uchar* b, __gl
     __global const uchar* b_row = b + (size_t)col * (k / 2);
     __global const ushort* s_row = scales + (size_t)col * (k / 128);
     float sum = 0.0f;
-    for (uint i = 0; i < k; ++i) sum += bf16_to_float(a_row[i]) * bf16_to_float(float_to_bf16((float)int4_at(b_row, i) * bf16_to_float(s_row[i / 128])));  // WRONG: rounds q * s to bf16
+    for (uint i = 0; i < k; ++i) sum += bf16_to_float(a_row[i]) * as_float(as_uint((float)int4_at(b_row, i) * bf16_to_float(s_row[i / 128])) & 0xffff0000u);  // WRONG: q * s truncated to bf16
     c[(size_t)row * n + col] = float_to_bf16(sum);
 }

@@ -1,6 +1,6 @@
-// gemm_w4a16_slightly_wrong: the seed, but each weight is dequantised to bf16 (q * s rounded to the
-// bf16 grid) before the product, as a kernel feeding a bf16 MMA with dequantised weights would:
-// q * s has up to 12 significant bits and loses up to 2^-9 of itself. Must be rejected.
+// gemm_w4a16_slightly_wrong: the seed, but each weight is dequantised to bf16 by truncation (q * s
+// rounded toward zero), not to nearest as Marlin's __hmul2 does: off by up to 2^-7 of itself, biased,
+// and near neither the exact product nor the 16-bit recipe's. Must be rejected.
 // kevo: tune BX 64 128 256 32
 // kevo: launch gemm_w4a16 block=BX,1
 #include <cuda_bf16.h>
@@ -19,7 +19,7 @@ extern "C" __global__ void gemm_w4a16(const __nv_bfloat16* a, const unsigned cha
     for (unsigned i = 0; i < k; ++i) {
         const unsigned nibble = ((unsigned)b_row[i / 2] >> ((i & 1u) * 4u)) & 15u;
         const int q = (int)nibble - (int)((nibble & 8u) << 1);  // two's complement from 4 bits
-        sum += __bfloat162float(a_row[i]) * __bfloat162float(__float2bfloat16_rn((float)q * __bfloat162float(s_row[i / 128])));  // WRONG: rounds q * s to bf16
+        sum += __bfloat162float(a_row[i]) * __bfloat162float(__float2bfloat16_rz((float)q * __bfloat162float(s_row[i / 128])));  // WRONG: q * s truncated to bf16
     }
     c[(size_t)row * n + col] = __float2bfloat16_rn(sum);
 }
