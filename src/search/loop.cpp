@@ -336,7 +336,8 @@ private:
     Expected<void> evaluate_from() {
         const std::string& source = options_.from_source;
         const auto t0 = Clock::now();
-        if (candidate_hash(source, {}) == state_.seed().hash) return record_from_duplicate(t0);
+        if (const std::string hash = candidate_hash(source, {}); hash == state_.seed().hash)
+            return record_from_duplicate(hash, t0);
         auto result = evaluate(Attempt{1, source, {}, {}}, SizeSelection::in);
         if (!result) return result.error();
         if (result->verdict != Verdict::ok) {
@@ -356,9 +357,8 @@ private:
 
     // A --from kernel that is the seed up to comments and layout: a duplicate, not evaluated; the
     // seed stays the incumbent, so the run cannot hand the seed out as an improvement of itself.
-    Expected<void> record_from_duplicate(Clock::time_point t0) {
+    Expected<void> record_from_duplicate(const std::string& hash, Clock::time_point t0) {
         const std::string& source = options_.from_source;
-        const std::string hash = candidate_hash(source, {});
         auto id = store_.add_candidate({0, run_.run_id, hash, state_.seed().candidate_id, "from", source, {}});
         if (!id) return id.error();
         IterationRecord rec;
