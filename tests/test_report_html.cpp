@@ -97,9 +97,15 @@ protected:
         // under a hostile file name. nbody's: a wrong kernel, then one about 6x faster (a repair),
         // then one faster still that is wrong only at the held-out size.
         const std::string seed(kevo::task_file("saxpy", "seed.cl"));
+        // (A variant differs in code, not only in a comment: a comment-only copy is the seed's duplicate.)
+        const auto variant = [&seed](const std::string& from, const std::string& to) {
+            std::string text = seed;
+            text.replace(text.find(from), from.size(), to);
+            return text;
+        };
         const std::string saxpy = replay_dir("saxpy-replay", {{"10-wrong.cl", candidate_text("saxpy_slightly_wrong.cl")},
-                                                              {"11-variant.cl", seed + "\n// a variant\n"},
-                                                              {kHostileFile, seed + "\n// another variant\n"}});
+                                                              {"11-variant.cl", variant("#define PT 1", "#define PT 2")},
+                                                              {kHostileFile, variant("#define BLOCK 256", "#define BLOCK 128")}});
         const std::string nbody = replay_dir("nbody-replay", {{"10-wrong.cl", candidate_text("nbody_slightly_wrong.cl")},
                                                               {"11-lanes8.cl", candidate_text("nbody_lanes8.cl")},
                                                               {"12-pow2-mask.cl", candidate_text("nbody_pow2_mask.cl")}});

@@ -44,7 +44,7 @@ std::string replay_dir(const std::string& name, bool blocking) {
     for (int i = 1; i <= kIterations; ++i) {
         const std::string file = fmt::format("{}/{:02}.cl", dir, i);
         if (blocking && i == kKilledAfter + 1) fs::copy_file(candidate("saxpy_infinite_loop.cl"), file);
-        else std::ofstream(file) << "// variant " << i << "\n" << broken;
+        else std::ofstream(file) << "#define KEVO_VARIANT_" << i << "\n" << broken;  // code, not a comment: not a duplicate
     }
     return dir;
 }

@@ -107,7 +107,7 @@ CheckResult check_bf16_exact_or_recipe(std::span<const uint16_t> got, std::span<
     r.pass = r.error <= r.tolerance;
     const std::string against = at.which < 0 ? std::string("the exact value") : recipe.name;
     r.message = fmt::format("nearest to failing: {}, nearest admitted reference {} ({:.7g}): |err| {} ulp, {} ulp beyond "
-                            "its rounding ({} ulp), against {} ulp + {} x scale {}; got {:.7g}, exact {:.7g}",
+                            "the output's own rounding ({} ulp), against {} ulp + {} x scale {}; got {:.7g}, exact {:.7g}",
                             where(worst), against, at.value, short_sci(std::fabs(got_values[i] - at.value) / ulp),
                             short_sci(r.error / ulp), rounding, short_sci(tolerance.ulps), short_sci(tolerance.rel),
                             short_sci(scale(i)), got_values[i], want[i]);
