@@ -3,7 +3,7 @@
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
 # Usage: scripts/gpu.sh [build] [test] [calibrate] [ceilings] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
 #        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise] [report] [strategies]
-#        [tensor-ceilings] [ml-check] [bench-ml] [ml-wrong] [ml-recipes] [nsight]
+#        [tensor-ceilings] [ml-check] [bench-ml] [ml-wrong] [ml-recipes] [moe] [nsight]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build test` runs the whole ctest within KEVO_CTEST_SECONDS (default 480), and
@@ -297,6 +297,16 @@ print(d["verdict"], "smallest margin", min(m) if m else "inf", (d["diagnostics"]
             done
         done
     done 2>&1 | tee "$OUT/ml-recipes.txt"
+fi
+# fused_moe's best kernel evaluated, checked and timed, at every size of the paper profile (against
+# the CPU reference) and of the large one (against the seed on the device): $OUT/moe.txt.
+if want moe; then
+    for profile in paper large; do
+        timeout 300 $KEVO eval fused_moe tasks/fused_moe/best.cu --backend cuda --profile "$profile" --sizes all --seed 1 \
+            --timeout 240 --json > "$RES/mlcheck_fused_moe_best_$profile.json" 2>> "$RES/moe.err" < /dev/null
+        echo "fused_moe best.cu $profile: exit $?"
+        python3 scripts/ml_check_table.py "$RES/mlcheck_fused_moe_best_$profile.json"
+    done 2>&1 | tee "$OUT/moe.txt"
 fi
 # Nsight Compute on the best-known kernels of the ML goals that are missed (NSIGHT_TASKS): the
 # launches of a checked and timed eval at the large profile (NSIGHT_SIZES: in, heldout or all,
