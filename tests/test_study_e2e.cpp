@@ -6,6 +6,8 @@
 
 #include <sys/wait.h>
 
+#include <algorithm>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -157,6 +159,42 @@ TEST(StudyEndToEnd, KilledMidwayResumesToTheEndAndItsReportAndTablesAreChecked) 
     const std::string runs_csv = slurp(dir + "/runs.csv");
     for (const auto& s : kStrategies) EXPECT_NE(runs_csv.find("," + s + ","), std::string::npos) << s;
     EXPECT_TRUE(fs::exists(dir + "/iterations.csv") && fs::exists(dir + "/sizes.csv") && fs::exists(dir + "/gate.csv"));
+
+    // The aggregates are the gate's: per (model, strategy), the geometric mean over tasks of the
+    // median side-by-side speed-up of the runs' first gate examination, computed here from the
+    // stored summaries; the page's results table shows each of those medians.
+    std::map<std::pair<std::string, std::string>, std::map<std::string, std::vector<double>>> gate_speedups;
+    for (const auto& c : *cells) {
+        auto run = (*store)->load_run(*c.run_id);
+        ASSERT_TRUE(run.has_value());
+        const auto& first = run->summary["gate"][0];
+        if (first["speedup"].is_number()) gate_speedups[{c.model, c.strategy}][c.task].push_back(first["speedup"]);
+    }
+    const auto doc = run_kevo({"report", "--study", "latest", "--db", db, "--json"}).json();
+    ASSERT_TRUE(doc.is_object() && doc["aggregates"].is_array()) << doc.dump(1);
+    size_t checked = 0;
+    for (const auto& row : doc["aggregates"]) {
+        const auto key = std::pair{row["model"].get<std::string>(), row["strategy"].get<std::string>()};
+        ASSERT_TRUE(gate_speedups.count(key)) << row.dump();
+        double log_sum = 0;
+        for (auto [task, values] : gate_speedups.at(key)) {
+            std::sort(values.begin(), values.end());
+            const size_t m = values.size() / 2;
+            const double median = values.size() % 2 ? values[m] : (values[m - 1] + values[m]) / 2;
+            log_sum += std::log(median);
+            const std::string row_start = fmt::format("<tr class=\"group\" data-task=\"{}\" data-model=\"{}\" data-strategy=\"{}\"",
+                                                      task, key.first, key.second);
+            const size_t at = html.find(row_start);
+            ASSERT_NE(at, std::string::npos) << row_start;
+            const std::string cell = "<td data-col=\"speedup\">" + fmt::format("{:.3f}", median) + "</td>";
+            EXPECT_LT(html.find(cell, at), html.find("</tr>", at)) << task << " " << key.first << " " << key.second;
+        }
+        const auto& gate = row["gate"]["speedup"];
+        ASSERT_EQ(gate.size(), 1u) << row.dump();
+        EXPECT_NEAR(gate[0]["geomean"].get<double>(), std::exp(log_sum / gate_speedups.at(key).size()), 1e-12) << row.dump();
+        ++checked;
+    }
+    EXPECT_EQ(checked, kModels.size() * kStrategies.size());
 }
 
 }  // namespace

@@ -1,8 +1,10 @@
 // See evaluator.hpp. Deadline rules: the compile stage has its own limit; each run of N launches
-// gets N x launch_timeout; the whole-candidate limit counts only time spent on the candidate's
-// stages (not kevo's own reference computation, a first-use calibration or the wait for the device's lease).
+// gets N x the launch limit (the larger of launch_timeout and a tenth of the request's timeout); the
+// whole-candidate limit counts only time spent on the candidate's stages (not kevo's own reference
+// computation, a first-use calibration or the wait for the device's lease).
 #include "eval/evaluator.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -73,6 +75,7 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
     auto stage_start = Clock::now();
     double candidate_seconds = 0;  // closed candidate stages
     double run_limit = request.timeout_s;
+    const double launch_limit = std::max(options_.launch_timeout_s, request.timeout_s / 10);
     bool kevo_deadline = false;  // the worker was killed for kevo's own reference, not the candidate
     auto describe_stage = [&] {
         std::string where = stage;
@@ -90,7 +93,7 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
             trial = event->value("trial", "");
             stage_start = now;
             const double launches = event->value("launches", 0.0);
-            run_limit = launches > 0 ? launches * options_.launch_timeout_s : request.timeout_s;
+            run_limit = launches > 0 ? launches * launch_limit : request.timeout_s;
             if (options_.progress && (stage == "compile" || stage == "timing" || stage == "calibrate" ||
                                       (stage == "run" && trial == "nominal")))
                 options_.progress(describe_stage());

@@ -22,7 +22,9 @@ struct EvaluatorOptions {
     int device = 0;
     std::string offline_arch;      // non-empty: compile-only, no device (NVRTC)
     std::string worker_executable; // the kevo binary (empty: this process's own binary)
-    double launch_timeout_s = 20;  // per launch of a run, on top of the whole-candidate deadline
+    // Per launch of a run, on top of the whole-candidate deadline: the larger of this and a tenth of
+    // the request's timeout (a long --timeout, given for large sizes on a CPU, lengthens a launch's too).
+    double launch_timeout_s = 20;
     // kevo's own reference stage of one size and trial (inputs, CPU reference or the seed on the
     // device, upload); beyond it the evaluation is an environment error. KEVO_REFERENCE_TIMEOUT_S
     // overrides the default.

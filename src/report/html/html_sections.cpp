@@ -132,6 +132,12 @@ std::string variance_figure(const ReportData& data) {
                               v.candidates));
 }
 
+// Why the gate did not hand the search's best out (within the noise, failed held out, lost), as the
+// summary's JSON, the CSV's gate_reason and the handed-out file's header say.
+std::string gate_reason_text(const RunFigures& f) {
+    return f.gate_reason.empty() ? "" : ", the search's best: " + escape_html(f.gate_reason);
+}
+
 }  // namespace
 
 std::string figure(const std::string& id, const std::string& svg, const std::string& caption) {
@@ -189,13 +195,13 @@ std::string runs_section(const ReportData& data) {
     for (const auto& d : data.runs) {
         const RunFigures f = run_figures(d);
         out += fmt::format("<details class=\"run\" data-run=\"{}\"><summary>{} {} {} / {} seed {}: {}{}, {} iterations, "
-                           "speed-up {} (held out {})</summary>\n<table class=\"iterations\"><tr><th>iter</th><th>status</th>"
+                           "speed-up {} (held out {}){}</summary>\n<table class=\"iterations\"><tr><th>iter</th><th>status</th>"
                            "<th>verdict</th><th>score</th><th>accepted</th><th>note / diagnostics</th></tr>\n",
                            escape_html(d.run.run_id), escape_html(d.run.run_id), escape_html(d.run.task),
                            escape_html(d.model), escape_html(d.run.strategy), d.seed, run_status_name(d.run.status),
                            f.outcome.empty() ? "" : ", " + escape_html(f.outcome), d.run.iterations_done,
                            speedup_text(f.speedup) + (f.speedup_from_search ? " (the search's)" : ""),
-                           speedup_text(f.heldout_speedup));
+                           speedup_text(f.heldout_speedup), gate_reason_text(f));
         for (const auto& it : d.iterations) {
             const std::string text = it.verdict.empty() || it.verdict == "ok" ? it.note : it.diagnostics;
             out += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"note\">{}</td></tr>\n",
