@@ -1,7 +1,8 @@
 // A `--from` kernel that is the seed, byte for byte or with only a comment changed, is the seed's
 // duplicate: on 20 tasks, each kind of copy is run through the real kevo binary on PoCL, and every
 // run ends `no_gain` with iteration 1 a `duplicate` (never evaluated, never `improved`), the seed
-// handed out as best and said so in the file's header, the summary and the stored report.
+// handed out as best and said so in the file's header, the summary and the stored report. A kernel
+// as fast as the seed but not its duplicate goes through the gate, and every output agrees on what it made of it.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -110,3 +111,47 @@ INSTANTIATE_TEST_SUITE_P(AllCopies, FromCopy,
                          });
 
 }  // namespace
+
+// A kernel as fast as the seed but not its duplicate (a line of code added) goes through the gate;
+// whatever the timing noise makes of it, the handed-out file's header, the summary (--json), the
+// CSV tables and the HTML page give the same outcome and the same reason for the search's best,
+// and a best within the noise is kept beside the seed under the name that says so.
+TEST(FromVariant, OutcomeAndGateReasonAgreeInHeaderJsonCsvAndHtml) {
+    const int device = kevo::test::opencl_cpu_device().value_or(-1);
+    if (device < 0) GTEST_SKIP() << "no OpenCL CPU device";
+    const std::string from = temp_path("variant.cl"), db = temp_path("variant.db"), out = temp_path("variant-out");
+    std::ofstream(from) << "#define KEVO_VARIANT 1\n" << kevo::task_file("saxpy", "seed.cl");
+    fs::remove(db);
+    const auto r = run_kevo({"run", "saxpy", "--backend", "opencl", "--device", std::to_string(device), "--profile", "small",
+                             "--from", from, "--iterations", "0", "--proposer", "tune", "--db", db, "--out", out, "--json"});
+    const auto s = r.json();
+    ASSERT_TRUE(s.is_object()) << r.err;
+    ASSERT_EQ(r.exit_code, kevo::test::run_exit_status(s)) << r.err;
+    const std::string outcome = s["outcome"], reason = s["gate"][0].value("reason", "");
+    ASSERT_EQ(s["gate"][0]["iteration"], 1) << "the variant is examined first: " << s.dump(1);
+
+    const std::string best = slurp(s["best_path"]);
+    EXPECT_NE(best.find("(outcome " + outcome + ")"), std::string::npos) << best.substr(0, 600);
+    const fs::path run_dir = fs::path(s["best_path"].get<std::string>()).parent_path();
+    EXPECT_EQ(fs::exists(run_dir / "candidate-within-noise.cl"), reason == "within-noise");
+    EXPECT_EQ(s["within_noise"].is_object(), reason == "within-noise") << s.dump(1);
+    if (reason == "within-noise") {
+        EXPECT_EQ(outcome, "no_gain");
+        const std::string kept = slurp((run_dir / "candidate-within-noise.cl").string());
+        EXPECT_NE(kept.find("NOT handed out: within the noise of the seed"), std::string::npos) << kept.substr(0, 600);
+        EXPECT_NE(kept.find("spread"), std::string::npos) << "the note gives the speed-up and the spread";
+    }
+    if (outcome == "improved") EXPECT_TRUE(reason.empty()) << s.dump(1);
+
+    const std::string csv = temp_path("variant-csv");
+    fs::remove_all(csv);
+    ASSERT_EQ(run_kevo({"export", "--csv", csv, "--all", "--db", db}).exit_code, 0);
+    const std::string runs = slurp(csv + "/runs.csv");
+    EXPECT_NE(runs.find("," + outcome + ","), std::string::npos) << runs;
+    if (!reason.empty()) EXPECT_NE(runs.find("," + reason + ","), std::string::npos) << runs;
+    const std::string page = temp_path("variant.html");
+    ASSERT_EQ(run_kevo({"report", "--all", "--db", db, "--html", page}).exit_code, 0);
+    const std::string html = slurp(page);
+    EXPECT_NE(html.find(", " + outcome + ", 1 iterations"), std::string::npos);
+    EXPECT_EQ(html.find("the search's best: " + reason) != std::string::npos, !reason.empty());
+}
