@@ -119,8 +119,8 @@ void setup_eval(CLI::App& app, int& exit_code) {
     add_profile_option(*cmd, o->profile);
     add_json_option(*cmd, o->json);
     cmd->add_option("--sizes", o->sizes, "in (default), heldout or all")->check(CLI::IsMember({"in", "heldout", "all"}));
-    cmd->add_option("--warmup", o->warmup, "untimed runs before timing")->capture_default_str()->check(CLI::Range(0, 1000));
-    cmd->add_option("--repeat", o->repeat, "timed runs per size")->capture_default_str()->check(CLI::Range(1, 10000));
+    cmd->add_option("--warmup", o->warmup, "untimed runs before timing")->capture_default_str()->check(whole_range(0, 1000));
+    cmd->add_option("--repeat", o->repeat, "timed runs per size")->capture_default_str()->check(whole_range(1, 10000));
     add_noise_options(*cmd, o->max_repeat, o->noise_cv);
     cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds")
         ->capture_default_str()

@@ -49,6 +49,9 @@ int fail(const std::string& message, int exit_status);
 
 // A CLI11 check that a number is finite and within [lo, hi] (CLI::Range lets NaN through).
 CLI::Validator finite_range(double lo, double hi);
+// A CLI11 check that a value is a whole number within [lo, hi]; its message names the value and the
+// accepted range ("'abc' is not a whole number; accepted: 1 to 10000"; hi = INT_MAX reads "or more").
+CLI::Validator whole_range(long long lo, long long hi);
 
 // The known word nearest to `word` by edit distance, when it is near enough to be a likely typo.
 std::optional<std::string> nearest_word(const std::string& word, const std::vector<std::string>& known);
