@@ -1,6 +1,7 @@
 // The CLI contract points of the newcomer review (shared/research/review-newcomer.md, issue 25
 // item 8), each against the real kevo binary, a real SQLite store and, where a kernel runs, PoCL.
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -202,6 +203,36 @@ TEST(CliReview, WrongFromKernelIsRefusedFirstWithExitOne) {
     auto runs = (*store)->list_runs();
     ASSERT_TRUE(runs);
     EXPECT_TRUE(runs->empty());
+}
+
+// The JSON document at the end of a log that holds stderr lines before it.
+nlohmann::json last_document(const std::string& log) {
+    const size_t at = log.rfind("\n{\n");
+    if (at == std::string::npos) return nlohmann::json::parse(log.rfind("{\n", 0) == 0 ? log : "", nullptr, false);
+    return nlohmann::json::parse(log.substr(at + 1), nullptr, false);
+}
+
+// Defect 6: `kevo eval --json` stopped by Ctrl-C still prints one JSON document and exits 130.
+TEST(CliReview, InterruptedEvalJsonPrintsOneDocument) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    TempDir dir("review-sigint");
+    const std::string log = dir.file("eval.log");
+    const pid_t pid = spawn_kevo({"eval", "saxpy", candidate("saxpy_infinite_loop.cl"), "--backend", "opencl", "--profile", "small",
+                                  "--timeout", "60", "--json"},
+                                 log);
+    ASSERT_GT(pid, 0);
+    for (int i = 0; i < 600 && slurp(log).find("evaluating") == std::string::npos; ++i) ::usleep(100 * 1000);
+    ASSERT_NE(slurp(log).find("evaluating"), std::string::npos) << slurp(log);  // the header, also with --json
+    ::usleep(1000 * 1000);
+    ::kill(pid, SIGINT);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << "killed by the signal itself: " << slurp(log);
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    const auto doc = last_document(slurp(log));
+    ASSERT_TRUE(doc.is_object()) << slurp(log);
+    EXPECT_EQ(doc["error"].value("exit_status", 0), 130) << doc.dump();
+    EXPECT_NE(doc["error"].value("message", "").find("interrupted by SIGINT"), std::string::npos) << doc.dump();
 }
 
 std::string unescape_html(std::string s) {

@@ -12,6 +12,7 @@
 #include "bench/bench_render.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "core/interrupt.hpp"
 #include "cli/live_status.hpp"
 #include "core/files.hpp"
 #include "pack/pack.hpp"
@@ -172,9 +173,10 @@ int run(BenchCliOptions& o) {
         header_printed = true;
         live.print(out, render_bench_task_text(task, layout));
     };
+    install_interrupt_handlers();
     auto report = run_bench(evaluator, bench, callbacks);
     live.clear();
-    if (!report) return fail(report.error().message);
+    if (!report) return fail_unless_interrupted(report.error().message);
 
     const BenchAggregates aggregates = bench_aggregates(*report, *weights);
     if (!o.markdown.empty()) {

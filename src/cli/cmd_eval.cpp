@@ -7,6 +7,7 @@
 #include "backend/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "core/interrupt.hpp"
 #include "core/files.hpp"
 #include "core/rng.hpp"
 #include "eval/evaluator.hpp"
@@ -93,10 +94,15 @@ int run(EvalOptions& o) {
     auto info = evaluator.device();
     if (!info) return fail(info.error().message);
     request.profile = resolve_profile(o.profile, *info);
-    if (!o.json)
-        say(true, fmt::format("evaluating {} for {} on {} ({}), profile {}", o.file, o.task, info->name, *backend_name, request.profile));
+    // On stderr in both modes: with --json the progress below it would otherwise have no header.
+    if (o.compile_only)
+        say(true, fmt::format("compiling {} for {} on {} ({})", o.file, o.task, info->name, *backend_name));
+    else
+        say(true, fmt::format("evaluating {} for {} on {} ({}), profile {}", o.file, o.task, info->name, *backend_name,
+                              request.profile));
+    install_interrupt_handlers();
     auto result = evaluator.evaluate(request, o.compile_only);
-    if (!result) return fail(result.error().message);
+    if (!result) return fail_unless_interrupted(result.error().message);
     if (o.json) {
         auto doc = to_json(*result);
         doc["file"] = o.file;

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "backend/registry.hpp"
+#include "core/interrupt.hpp"
 #include "task/task.hpp"
 
 namespace kevo::cli {
@@ -92,6 +93,10 @@ int fail(const std::string& message, int exit_status) {
 }
 
 int fail(const std::string& message) { return fail(message, kExitUsage); }
+
+int fail_unless_interrupted(const std::string& message) {
+    return interrupt_requested() ? fail(message, 128 + interrupt_signal()) : fail(message);
+}
 
 CLI::Validator whole_range(long long lo, long long hi) {
     const std::string accepted = hi >= std::numeric_limits<int>::max() ? fmt::format("{} or more", lo)

@@ -46,6 +46,10 @@ void set_json_mode(bool on);
 // Prints "kevo: <message>" on stderr (and the JSON error document in JSON mode); returns kExitUsage.
 int fail(const std::string& message);
 int fail(const std::string& message, int exit_status);
+// fail(), with the signal's exit status (128 + its number) when Ctrl-C or SIGTERM caused the error:
+// an interrupted `--json` command still prints one document ({"error": ...}) and stops as the
+// signal would. Commands that call it install the interrupt handlers first.
+int fail_unless_interrupted(const std::string& message);
 
 // A CLI11 check that a number is finite and within [lo, hi] (CLI::Range lets NaN through).
 CLI::Validator finite_range(double lo, double hi);

@@ -89,7 +89,8 @@ std::string render_eval_text(const EvalResult& r) {
     }
     for (const auto& k : r.resources)
         out += fmt::format("resources: {} registers={} shared={} B{} local={} B max_threads={} block={} per_thread={}\n",
-                           k.kernel, k.registers, k.shared_bytes,
+                           k.kernel, k.registers >= 0 ? std::to_string(k.registers) : std::string("n/a"),  // OpenCL reports none
+                           k.shared_bytes,
                            k.dynamic_shared_bytes ? fmt::format(" dynamic_shared={} B", k.dynamic_shared_bytes) : "",
                            k.local_bytes, k.max_threads, fmt::join(k.block, "x"), fmt::join(k.per_thread, "x"));
     if (!r.defines.empty()) {
