@@ -192,10 +192,10 @@ TEST(CliReview, WrongFromKernelIsRefusedFirstWithExitOne) {
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     TempDir dir("review-from");
     const std::string db = dir.file("k.db");
-    const auto r = run_kevo({"run", "saxpy", "--from", candidate("saxpy_nan.cl"), "--proposer", "tune", "--iterations", "1",
+    const auto r = run_kevo({"run", "saxpy", "--from", candidate("saxpy_slightly_wrong.cl"), "--proposer", "tune", "--iterations", "1",
                              "--backend", "opencl", "--profile", "small", "--db", db, "--out", dir.file("out"), "--seed", "1"});
     EXPECT_EQ(r.exit_code, 1) << r.err;
-    EXPECT_NE(r.err.find("--from " + candidate("saxpy_nan.cl") + ": the kernel is"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--from " + candidate("saxpy_slightly_wrong.cl") + ": the kernel is"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("nothing was run or stored"), std::string::npos) << r.err;
     EXPECT_EQ(r.err.find("seed: score"), std::string::npos) << "the seed was evaluated first:\n" << r.err;
     auto store = Store::open(db, Store::Access::read_only);
@@ -233,6 +233,34 @@ TEST(CliReview, InterruptedEvalJsonPrintsOneDocument) {
     ASSERT_TRUE(doc.is_object()) << slurp(log);
     EXPECT_EQ(doc["error"].value("exit_status", 0), 130) << doc.dump();
     EXPECT_NE(doc["error"].value("message", "").find("interrupted by SIGINT"), std::string::npos) << doc.dump();
+}
+
+// Defect 8: the resume hint of an interrupted sweep keeps the study in one folder (--out) and store.
+TEST(CliReview, InterruptedSweepHintKeepsOutAndDb) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    TempDir dir("review-sweep");
+    const std::string file = dir.file("one.toml"), db = dir.file("s.db"), out = dir.file("sweep-out"), log = dir.file("sweep.log");
+    std::ofstream(file) << "backend = \"opencl\"\nprofile = \"small\"\ntasks = [\"saxpy\"]\n[budget]\niterations = 3\n"
+                           "[[models]]\nname = \"tuner\"\nproposer = \"tune\"\n";
+    const pid_t pid = spawn_kevo({"sweep", file, "--db", db, "--out", out}, log);
+    ASSERT_GT(pid, 0);
+    auto started = [&] {
+        std::error_code ec;
+        if (!fs::is_directory(out, ec)) return false;
+        for (const auto& e : fs::directory_iterator(out, ec))
+            if (e.path().filename().string().rfind("sweep-", 0) == 0) return true;
+        return false;
+    };
+    for (int i = 0; i < 600 && !started(); ++i) ::usleep(100 * 1000);
+    ASSERT_TRUE(started()) << slurp(log);
+    ::usleep(500 * 1000);
+    ::kill(pid, SIGINT);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    const std::string text = slurp(log);
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) GTEST_SKIP() << "the sweep finished before the signal: " << text;
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << text;
+    EXPECT_NE(text.find("resume with   kevo sweep " + file + " --db " + db + " --out " + out), std::string::npos) << text;
 }
 
 std::string unescape_html(std::string s) {
