@@ -80,15 +80,15 @@ TEST(CliReview, ExistingRunIdSaysResume) {
 TEST(CliReview, InapplicableOptionsWarn) {
     TempDir dir("review-warn");
     const auto r = run_kevo({"run", "saxpy", "--proposer", "tune", "--islands", "3", "--model", "m", "--migration-every", "2",
-                             "--db", dir.file("k.db"), "--out", "/proc/kevo-no-such/out"});
-    EXPECT_EQ(r.exit_code, 2) << r.err;
+                             "--db", dir.file("k.db"), "--out", "/proc/kevo-no-such/out", "--json"});
+    EXPECT_EQ(r.exit_code, 2) << r.err;  // with --json the warnings are on stderr
     EXPECT_NE(r.err.find("warning: --islands applies to --strategy islands; this run's strategy is one-plus-one"),
               std::string::npos)
         << r.err;
     EXPECT_NE(r.err.find("warning: --migration-every applies to --strategy islands"), std::string::npos) << r.err;
     EXPECT_NE(r.err.find("warning: --model applies to --proposer llm; this run's proposer is tune"), std::string::npos) << r.err;
     const auto quiet = run_kevo({"run", "saxpy", "--proposer", "tune", "--strategy", "islands", "--islands", "3", "--db",
-                                 dir.file("k.db"), "--out", "/proc/kevo-no-such/out"});
+                                 dir.file("k.db"), "--out", "/proc/kevo-no-such/out", "--json"});
     EXPECT_EQ(quiet.err.find("warning:"), std::string::npos) << quiet.err;
 }
 
