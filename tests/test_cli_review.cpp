@@ -11,6 +11,8 @@
 #include <regex>
 #include <sstream>
 
+#include <fmt/format.h>
+
 #include "kevo_process.hpp"
 #include "run_support.hpp"
 #include "store/store.hpp"
@@ -261,6 +263,28 @@ TEST(CliReview, InterruptedSweepHintKeepsOutAndDb) {
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) GTEST_SKIP() << "the sweep finished before the signal: " << text;
     EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << text;
     EXPECT_NE(text.find("resume with   kevo sweep " + file + " --db " + db + " --out " + out), std::string::npos) << text;
+}
+
+// Defect 16: map-elites' progress line names the candidate's own cell, the one the archive files it
+// under (with the parent's cell it was drawn from beside it).
+TEST(CliReview, MapElitesProgressNamesTheCandidatesCell) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    TempDir dir("review-elites");
+    const auto r = run_kevo({"run", "heat2d", "--proposer", "tune", "--strategy", "map-elites", "--iterations", "4", "--backend",
+                             "opencl", "--profile", "small", "--db", dir.file("k.db"), "--out", dir.file("out"), "--seed", "2",
+                             "--repeat", "3", "--warmup", "1", "--json"});
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
+    const auto summary = r.json();
+    ASSERT_TRUE(summary.is_object()) << r.out;
+    int checked = 0;
+    for (const auto& cell : summary["population"]["cells"]) {
+        const int iteration = cell.value("iteration", 0);
+        if (iteration < 1) continue;  // the seed has no progress line of a proposal
+        const std::string line = fmt::format("[{:>3}/4] cell {} (parent cell ", iteration, cell.value("label", ""));
+        EXPECT_NE(r.err.find(line), std::string::npos) << line << "\n" << r.err;
+        ++checked;
+    }
+    if (checked == 0) GTEST_SKIP() << "no proposal entered the archive: " << r.err;
 }
 
 std::string unescape_html(std::string s) {
