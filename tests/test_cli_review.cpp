@@ -168,6 +168,25 @@ TEST(CliReview, ReadOnlyStoreInReadOnlyFolderIsRead) {
     EXPECT_FALSE(fs::exists(db + "-wal"));
 }
 
+// Defect 21: --compile-only names no profile or correctness seed (nothing ran); OpenCL, which
+// reports no register count, says n/a rather than -1.
+TEST(CliReview, EvalTextSaysOnlyWhatItMeasured) {
+    const std::string seed_cu = std::string(KEVO_SOURCE_DIR) + "/tasks/saxpy/seed.cu";
+    auto r = run_kevo({"eval", "saxpy", seed_cu, "--backend", "cuda", "--compile-only"});
+    if (r.exit_code == 2) GTEST_SKIP() << "no CUDA compiler: " << r.err;
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("saxpy on "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("profile"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("seed "), std::string::npos) << r.out;
+    EXPECT_NE(r.err.find("compiling " + seed_cu), std::string::npos) << r.err;
+    if (!has_device("opencl")) return;
+    r = run_kevo({"eval", "saxpy", std::string(KEVO_SOURCE_DIR) + "/tasks/saxpy/seed.cl", "--backend", "opencl", "--profile",
+                  "small", "--check-only"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("registers=n/a"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("registers=-1"), std::string::npos) << r.out;
+}
+
 // Defect 4 (its pre-run part): a study whose `from` file is not in the backend's language is
 // refused before anything runs, naming the file and what to give instead.
 TEST(CliReview, StudyFromFileLanguageIsCheckedAgainstItsBackend) {

@@ -57,7 +57,10 @@ std::string roofline_footer(const EvalResult& r) {
 }  // namespace
 
 std::string render_eval_text(const EvalResult& r) {
-    std::string out = fmt::format("{} on {} ({}), profile {}, seed {}\n", r.task, r.device, r.backend, r.profile, r.seed);
+    // Profile and correctness seed only say something once a size ran (not for --compile-only).
+    std::string out = r.sizes.empty() ? fmt::format("{} on {} ({})\n", r.task, r.device, r.backend)
+                                      : fmt::format("{} on {} ({}), profile {}, seed {}\n", r.task, r.device, r.backend,
+                                                    r.profile, r.seed);
     out += fmt::format("verdict: {}", verdict_name(r.verdict));
     if (r.score) out += fmt::format("   score S = {:.4f}", *r.score);
     if (r.heldout_fraction) out += fmt::format("   held-out Phi = {:.4f}", *r.heldout_fraction);
