@@ -187,6 +187,31 @@ TEST(CliReview, EvalTextSaysOnlyWhatItMeasured) {
     EXPECT_EQ(r.out.find("registers=-1"), std::string::npos) << r.out;
 }
 
+// Defect 18: runs the gate never judged (interrupted, failed) are named in the HTML's runs count.
+TEST(CliReview, HtmlResultsNameRunsTheGateNeverJudged) {
+    TempDir dir("review-notgated");
+    const std::string db = dir.file("k.db"), page = dir.file("all.html");
+    {
+        auto store = Store::open(db);
+        ASSERT_TRUE(store) << store.error().message;
+        for (const auto& [id, status] : {std::pair{"stopped", RunStatus::interrupted}, {"broken", RunStatus::failed}}) {
+            RunRecord run;
+            run.run_id = id;
+            run.task = "saxpy";
+            run.backend = "opencl";
+            run.profile = "small";
+            run.proposer = "tune";
+            run.strategy = "one-plus-one";
+            run.status = status;
+            ASSERT_TRUE((*store)->create_run(run));
+        }
+    }
+    ASSERT_EQ(run_kevo({"report", "--all", "--html", page, "--db", db}).exit_code, 0);
+    const std::string html = slurp(page);
+    EXPECT_NE(html.find("<td data-col=\"runs\">2 (0 through the gate; failed 1, interrupted 1)</td>"), std::string::npos)
+        << html.substr(html.find("<table class=\"results\">"), 1500);
+}
+
 // Defect 4 (its pre-run part): a study whose `from` file is not in the backend's language is
 // refused before anything runs, naming the file and what to give instead.
 TEST(CliReview, StudyFromFileLanguageIsCheckedAgainstItsBackend) {
