@@ -15,6 +15,7 @@
 
 #include "kevo_process.hpp"
 #include "run_support.hpp"
+#include "search/knob_defaults.hpp"
 #include "store/store.hpp"
 #include "temp_dir.hpp"
 
@@ -210,6 +211,16 @@ TEST(CliReview, HtmlResultsNameRunsTheGateNeverJudged) {
     const std::string html = slurp(page);
     EXPECT_NE(html.find("<td data-col=\"runs\">2 (0 through the gate; failed 1, interrupted 1)</td>"), std::string::npos)
         << html.substr(html.find("<table class=\"results\">"), 1500);
+}
+
+// Defect 24, on the function best.cl is written with: the tuned value goes first on the tune line
+// and into the #ifndef/#define fallback; other defines stay as they are.
+TEST(CliReview, KnobFallbackDefinesTakeTheTunedValues) {
+    const std::string source = "// kevo: tune BX 16 32 64\n#ifndef BX\n#define BX 16\n#endif\n#ifndef BY\n#  define BY 8  // rows\n"
+                               "#endif\n#define BXX 16\n";
+    const std::string out = apply_knob_defaults(source, {{"BX", "64"}, {"BY", "4"}});
+    EXPECT_EQ(out, "// kevo: tune BX 64 16 32\n#ifndef BX\n#define BX 64\n#endif\n#ifndef BY\n#  define BY 4  // rows\n"
+                   "#endif\n#define BXX 16\n");
 }
 
 // Defect 4 (its pre-run part): a study whose `from` file is not in the backend's language is
