@@ -232,8 +232,8 @@ TEST(StoreRuns, DuplicateRunIdIsAnError) {
     ASSERT_TRUE(store->create_run(make_run("r1")));
     auto again = store->create_run(make_run("r1"));
     ASSERT_FALSE(again);
-    EXPECT_NE(again.error().message.find("r1"), std::string::npos) << again.error().message;
-    EXPECT_NE(again.error().message.find("UNIQUE"), std::string::npos) << again.error().message;
+    EXPECT_NE(again.error().message.find("run 'r1' exists already"), std::string::npos) << again.error().message;
+    EXPECT_NE(again.error().message.find("--resume r1"), std::string::npos) << again.error().message;
 }
 
 TEST(StoreRuns, ListNewestFirstWithInterruptedRule) {

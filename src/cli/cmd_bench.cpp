@@ -12,6 +12,7 @@
 #include "bench/bench_render.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "core/interrupt.hpp"
 #include "cli/live_status.hpp"
 #include "core/files.hpp"
 #include "pack/pack.hpp"
@@ -172,9 +173,10 @@ int run(BenchCliOptions& o) {
         header_printed = true;
         live.print(out, render_bench_task_text(task, layout));
     };
+    install_interrupt_handlers();
     auto report = run_bench(evaluator, bench, callbacks);
     live.clear();
-    if (!report) return fail(report.error().message);
+    if (!report) return fail_unless_interrupted(report.error().message);
 
     const BenchAggregates aggregates = bench_aggregates(*report, *weights);
     if (!o.markdown.empty()) {
@@ -215,11 +217,11 @@ void setup_bench(CLI::App& app, int& exit_code) {
                                    "(default: every profile up to the timed one, e.g. small,paper,large for large; none "
                                    "to skip)")
                        ->delimiter(',');
-    cmd->add_option("--warmup", o->warmup, "untimed runs before timing")->capture_default_str()->check(CLI::Range(0, 1000));
-    cmd->add_option("--repeat", o->repeat, "timed runs per size")->capture_default_str()->check(CLI::Range(1, 10000));
+    cmd->add_option("--warmup", o->warmup, "untimed runs before timing")->capture_default_str()->check(whole_range(0, 1000));
+    cmd->add_option("--repeat", o->repeat, "timed runs per size")->capture_default_str()->check(whole_range(1, 10000));
     cmd->add_option("--timeout", o->timeout, "deadline per evaluation in seconds")
         ->capture_default_str()
-        ->check(CLI::Range(1.0, 86400.0));
+        ->check(finite_range(1.0, 86400.0));
     cmd->add_option("--seed", o->seed, "seed of the correctness inputs (default 1)");
     cmd->add_option("--kernels", o->kernels_dir,
                     "folder of your own kernels, named <task>.cu or <task>.cl, benched in place of the shipped "

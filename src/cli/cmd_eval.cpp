@@ -7,6 +7,7 @@
 #include "backend/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "core/interrupt.hpp"
 #include "core/files.hpp"
 #include "core/rng.hpp"
 #include "eval/evaluator.hpp"
@@ -93,10 +94,15 @@ int run(EvalOptions& o) {
     auto info = evaluator.device();
     if (!info) return fail(info.error().message);
     request.profile = resolve_profile(o.profile, *info);
-    if (!o.json)
-        say(true, fmt::format("evaluating {} for {} on {} ({}), profile {}", o.file, o.task, info->name, *backend_name, request.profile));
+    // On stderr in both modes: with --json the progress below it would otherwise have no header.
+    if (o.compile_only)
+        say(true, fmt::format("compiling {} for {} on {} ({})", o.file, o.task, info->name, *backend_name));
+    else
+        say(true, fmt::format("evaluating {} for {} on {} ({}), profile {}", o.file, o.task, info->name, *backend_name,
+                              request.profile));
+    install_interrupt_handlers();
     auto result = evaluator.evaluate(request, o.compile_only);
-    if (!result) return fail(result.error().message);
+    if (!result) return fail_unless_interrupted(result.error().message);
     if (o.json) {
         auto doc = to_json(*result);
         doc["file"] = o.file;
@@ -119,8 +125,8 @@ void setup_eval(CLI::App& app, int& exit_code) {
     add_profile_option(*cmd, o->profile);
     add_json_option(*cmd, o->json);
     cmd->add_option("--sizes", o->sizes, "in (default), heldout or all")->check(CLI::IsMember({"in", "heldout", "all"}));
-    cmd->add_option("--warmup", o->warmup, "untimed runs before timing")->capture_default_str()->check(CLI::Range(0, 1000));
-    cmd->add_option("--repeat", o->repeat, "timed runs per size")->capture_default_str()->check(CLI::Range(1, 10000));
+    cmd->add_option("--warmup", o->warmup, "untimed runs before timing")->capture_default_str()->check(whole_range(0, 1000));
+    cmd->add_option("--repeat", o->repeat, "timed runs per size")->capture_default_str()->check(whole_range(1, 10000));
     add_noise_options(*cmd, o->max_repeat, o->noise_cv);
     cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds")
         ->capture_default_str()

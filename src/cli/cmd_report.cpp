@@ -1,14 +1,18 @@
 // `kevo report RUN|--all`: a stored run (settings, iterations, held-out gate) or the list of runs;
 // `kevo report RUN|--study ID|--all --html FILE`: the study report, one self-contained page;
 // `kevo report --study ID`: the study's aggregates per model, strategy and pack (docs/packs.md).
+#include <algorithm>
+#include <limits>
 #include <optional>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/report_scope.hpp"
 #include "core/files.hpp"
+#include "pack/pack.hpp"
 #include "report/html/html_report.hpp"
 #include "report/run_pack.hpp"
 #include "report/run_report.hpp"
@@ -26,6 +30,17 @@ struct ReportOptions {
     bool json = false;
 };
 
+// --weights FILE replaces its own pack's weights only: say so when none of the tasks reported is
+// in that pack, instead of accepting the file and leaving every figure as it was.
+void warn_unused_weights(const ReportOptions& o, const PackWeightsSet& weights, const std::vector<std::string>& tasks) {
+    if (o.weights.empty() || weights.given_pack.empty()) return;
+    const auto in_pack = pack_tasks(weights.given_pack);
+    for (const auto& t : tasks)
+        if (std::find(in_pack.begin(), in_pack.end(), t) != in_pack.end()) return;
+    say(o.json, fmt::format("warning: --weights {} holds weights of pack {}, which no task reported here ({}) is in; it "
+                            "changes nothing", o.weights, weights.given_pack, fmt::join(tasks, ", ")));
+}
+
 Expected<ReportData> report_data(const ReportOptions& o, Store& store, const std::string& command) {
     auto scope = scope_from(o.scope, command);
     if (!scope) return scope.error();
@@ -33,6 +48,10 @@ Expected<ReportData> report_data(const ReportOptions& o, Store& store, const std
     if (!data) return data.error();
     auto weights = load_pack_weights(o.weights);
     if (!weights) return weights.error();
+    std::vector<std::string> tasks;
+    for (const auto& d : data->runs)
+        if (std::find(tasks.begin(), tasks.end(), d.run.task) == tasks.end()) tasks.push_back(d.run.task);
+    warn_unused_weights(o, *weights, tasks);
     data->weights = std::move(*weights);
     return data;
 }
@@ -42,7 +61,9 @@ int html_report(const ReportOptions& o, Store& store) {
     if (!data) return fail(data.error().message);
     if (auto ok = write_file_atomic(o.html, render_html_report(*data)); !ok)
         return fail(fmt::format("--html {}: {}", o.html, ok.error().message));
-    say(o.json, o.html + "\n");
+    // --json prints one document (the path written), as every --json command does.
+    if (o.json) print_json({{"html", o.html}});
+    else say(false, o.html + "\n");
     return kExitOk;
 }
 
@@ -78,6 +99,7 @@ int run(const ReportOptions& o) {
     if (!all && !o.iteration) {
         auto weights = load_pack_weights(o.weights);
         if (!weights) return fail(weights.error().message);
+        warn_unused_weights(o, *weights, {(*doc)["task"].get<std::string>()});
         const auto& best = (*doc)["best_score"];
         (*doc)["pack"] = run_pack_json((*doc)["task"].get<std::string>(),
                                        best.is_number() ? std::optional<double>(best.get<double>()) : std::nullopt, *weights);
@@ -94,7 +116,7 @@ void setup_report(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<ReportOptions>();
     add_scope_options(*cmd, o->scope);
     cmd->add_option("--iteration", o->iteration, "one iteration in full: the stored prompt, answer and candidate")
-        ->check(CLI::NonNegativeNumber);
+        ->check(whole_range(0, std::numeric_limits<int>::max()));
     cmd->add_option("--html", o->html, "write the report as one self-contained HTML page (figures as inline SVG)");
     cmd->add_option("--db", o->db, "SQLite store (default kevo.db)");
     cmd->add_option("--weights", o->weights,

@@ -14,6 +14,8 @@
 #include "backend/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "cli/from_check.hpp"
+#include "cli/inapplicable_options.hpp"
 #include "core/files.hpp"
 #include "core/interrupt.hpp"
 #include "core/rng.hpp"
@@ -418,6 +420,7 @@ int run(RunCliOptions& o) {
     }
     if (auto strategy = make_strategy(options.strategy, strategy_settings(options)); !strategy)
         return fail("--strategy: " + strategy.error().message);
+    for (const auto& w : inapplicable_options(o.given, options.strategy, options.proposer)) say(o.json, "warning: " + w);
     auto proposer = make_proposer(o, extension.max_cost_usd.value_or(options.max_cost_usd));
     if (!proposer) return fail(proposer.error().message);
     if (auto w = check_writable_folder(options.output_dir.empty() ? "kevo-runs" : options.output_dir); !w)
@@ -430,6 +433,11 @@ int run(RunCliOptions& o) {
     auto info = evaluator.device();
     if (!info) return fail(info.error().message);
     if (o.resume.empty()) options.profile = resolve_profile(o.profile, *info);
+    if (o.resume.empty() && !options.from_file.empty()) {
+        auto problem = from_kernel_problem(evaluator, options);
+        if (!problem) return fail(problem.error().message);
+        if (*problem) return fail(**problem, kExitRejected);
+    }
 
     SearchLoop loop(evaluator, **store, **proposer, [&](const std::string& line) { say(o.json, line); });
     auto summary = o.resume.empty() ? loop.start(options, o.run_id) : loop.resume(o.resume, extension);
@@ -455,15 +463,15 @@ void setup_run(CLI::App& app, int& exit_code) {
         ->check(CLI::IsMember({"tune", "llm", "cmd", "replay"}));
     cmd->add_option("--iterations", o->iterations, "proposals after the seed (with --resume: search further, to N)")
         ->capture_default_str()
-        ->check(CLI::Range(0, 100000));
+        ->check(whole_range(0, 100000));
     cmd->add_option("--strategy", o->strategy, strategy_help())->capture_default_str();
     cmd->add_option("--islands", o->islands, "populations of the islands strategy")
         ->capture_default_str()
-        ->check(CLI::Range(1, 64));
+        ->check(whole_range(1, 64));
     cmd->add_option("--migration-every", o->migration_every,
                     "islands: proposals between migrations of each island's best to the next along the ring (0: never)")
         ->capture_default_str()
-        ->check(CLI::Range(0, 100000));
+        ->check(whole_range(0, 100000));
     cmd->add_option("--from", o->from,
                     "start from your own kernel FILE instead of the shipped seed (iteration 1; the seed stays the "
                     "gate's baseline)");
@@ -477,10 +485,10 @@ void setup_run(CLI::App& app, int& exit_code) {
         ->check(or_none(finite_range(0, 2)));
     cmd->add_option("--max-tokens", o->max_tokens_text, "answer token limit (max_tokens), or none to send none (llm)")
         ->capture_default_str()
-        ->check(or_none(CLI::Range(1, 10000000)));
+        ->check(or_none(whole_range(1, 10000000)));
     cmd->add_option("--max-completion-tokens", o->max_completion_tokens,
                     "answer token limit as max_completion_tokens, in place of --max-tokens (reasoning models; llm)")
-        ->check(CLI::Range(1, 10000000));
+        ->check(whole_range(1, 10000000));
     cmd->add_flag("--stream", o->stream, "ask for the answer as a stream of server-sent events (llm)");
     cmd->add_flag("--cost-from-server", o->cost_from_server,
                   "take each reply's cost from the server's x-litellm-response-cost header, and stop if one lacks it "
@@ -490,7 +498,7 @@ void setup_run(CLI::App& app, int& exit_code) {
         ->check(finite_range(1, 86400));
     cmd->add_option("--retries", o->retries, "retries after HTTP 429/5xx or a timeout (llm)")
         ->capture_default_str()
-        ->check(CLI::Range(0, 100));
+        ->check(whole_range(0, 100));
     cmd->add_option("--retry-backoff", o->retry_backoff, "first retry delay in seconds, doubling (llm)")
         ->capture_default_str()
         ->check(finite_range(0, 3600));
@@ -508,21 +516,21 @@ void setup_run(CLI::App& app, int& exit_code) {
     cmd->add_option("--max-wall", o->max_wall, "stop after this many seconds")->check(finite_range(0, 1e9));
     cmd->add_option("--max-tokens-total", o->max_tokens_total,
                     "stop once the proposer has used this many tokens, prompts and answers together (0: no limit)")
-        ->check(CLI::Range(int64_t(0), int64_t(1) << 50));
+        ->check(whole_range(0, 1LL << 50));
     cmd->add_option("--run-id", o->run_id, "the new run's id (kevo sweep names its runs; default: a fresh one)");
     cmd->add_option("--study", o->study, "the study cell this run fills, as kevo sweep tags it (JSON)")->group("");
     cmd->add_option("--stagnation", o->stagnation, "iterations without improvement before optimisation dropout (0: never)")
         ->capture_default_str()
-        ->check(CLI::Range(0, 100000));
+        ->check(whole_range(0, 100000));
     cmd->add_option("--gate-rounds", o->gate_rounds, "interleaved rounds per kernel the gate examines")
         ->capture_default_str()
-        ->check(CLI::Range(1, 99));
+        ->check(whole_range(1, 99));
     cmd->add_option("--gate-top", o->gate_top,
                     "kernels of the population the gate examines, best first, before it falls back to the seed")
         ->capture_default_str()
-        ->check(CLI::Range(1, 99));
-    cmd->add_option("--warmup", o->warmup, "untimed runs per size")->capture_default_str()->check(CLI::Range(0, 1000));
-    cmd->add_option("--repeat", o->repeat, "timed runs per size")->capture_default_str()->check(CLI::Range(1, 10000));
+        ->check(whole_range(1, 99));
+    cmd->add_option("--warmup", o->warmup, "untimed runs per size")->capture_default_str()->check(whole_range(0, 1000));
+    cmd->add_option("--repeat", o->repeat, "timed runs per size")->capture_default_str()->check(whole_range(1, 10000));
     add_noise_options(*cmd, o->max_repeat, o->noise_cv);
     cmd->add_option("--timeout", o->timeout, "whole-candidate deadline in seconds")
         ->capture_default_str()

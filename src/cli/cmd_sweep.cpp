@@ -15,6 +15,7 @@
 #include "cli/sweep_table.hpp"
 #include "core/files.hpp"
 #include "core/interrupt.hpp"
+#include "core/shell_word.hpp"
 #include "pack/pack.hpp"
 #include "report/study_aggregates.hpp"
 #include "store/store.hpp"
@@ -29,17 +30,6 @@ struct SweepCliOptions {
     int concurrency = 0;
     bool fresh = false, dry_run = false, json = false;
 };
-
-// An argument as a POSIX shell reads it back: bare when it is plain, else in single quotes.
-std::string shell_word(const std::string& word) {
-    const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-        return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("-_./:=+,@%").find(c) != std::string_view::npos;
-    });
-    if (plain) return word;
-    std::string out = "'";
-    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
-    return out + "'";
-}
 
 nlohmann::json cell_json(const CellProgress& c) {
     return {{"cell", c.cell.key},       {"task", c.cell.task},         {"model", c.cell.model},
@@ -76,9 +66,7 @@ int dry_run(const Study& study, const SweepCliOptions& o) {
     for (const auto& cell : cells) {
         auto args = run_arguments(study, cell, CellTarget{o.db, o.out, "STUDY_ID", "RUN_ID"});
         args.insert(args.begin(), {"kevo", "run"});
-        std::vector<std::string> words;
-        for (const auto& a : args) words.push_back(shell_word(a));
-        text += fmt::format("{}\n  {}\n", cell.key, fmt::join(words, " "));
+        text += fmt::format("{}\n  {}\n", cell.key, shell_command(args));
         doc["cells"].push_back({{"cell", cell.key}, {"task", cell.task}, {"model", cell.model},
                                 {"strategy", cell.strategy}, {"seed", cell.seed}, {"command", args}});
     }
@@ -124,7 +112,11 @@ int run(const SweepCliOptions& o) {
     if (!summary) return fail(summary.error().message);
 
     const int failed = summary->count(CellStatus::failed);
-    const std::string again = fmt::format("kevo sweep {} --db {}", o.file, o.db);
+    // What continues this study where it stands: the same store, the same folder for kernels and
+    // logs (a resume elsewhere would split a cell's log over two folders), the same pack.
+    std::vector<std::string> again_words = {"kevo", "sweep", o.file, "--db", o.db, "--out", o.out};
+    if (!o.pack.empty()) again_words.insert(again_words.end(), {"--pack", o.pack});
+    const std::string again = shell_command(again_words);
     auto aggregates = sweep_aggregates(o.db, summary->study_id);
     if (!aggregates) return fail(aggregates.error().message);
     if (o.json) {
@@ -160,7 +152,7 @@ void setup_sweep(CLI::App& app, int& exit_code) {
     cmd->add_option("--db", o->db, "SQLite store for the study and its runs")->capture_default_str();
     cmd->add_option("--out", o->out, "folder for the runs' best kernels and the sweep's logs")->capture_default_str();
     cmd->add_option("--concurrency", o->concurrency, "runs in flight (default: the study's, else 1 on a CPU device, 4 on a GPU)")
-        ->check(CLI::Range(1, 64));
+        ->check(whole_range(1, 64));
     cmd->add_option("--pack", o->pack, "run only the study's tasks of this pack (sci, ml)");
     cmd->add_flag("--new", o->fresh, "start a fresh study even where an unfinished one of this name is in the store");
     cmd->add_flag("--dry-run", o->dry_run, "print the matrix and each cell's kevo run command; run nothing");

@@ -1,6 +1,7 @@
-// `kevo tasks`: the suite with pack, category, regime, kernels, roofline model and sizes per profile
-// (`--profile` picks the profile whose sizes are listed; columns are as wide as their longest
-// entry). `--pack P` lists one pack, with its weights (docs/packs.md) checked against its tasks.
+// `kevo tasks`: the suite with pack, regime, bound, roofline model and sizes per profile
+// (`--profile` picks the profile whose sizes are listed; the text fits 100 columns: a row per task,
+// its sizes and model wrapped on indented lines below it; --json adds category and kernels).
+// `--pack P` lists one pack, with its weights (docs/packs.md) checked against its tasks.
 #include <algorithm>
 
 #include <fmt/format.h>
@@ -58,6 +59,21 @@ nlohmann::json packs_json(const std::vector<std::string>& packs, const PackWeigh
     return out;
 }
 
+constexpr size_t kTextWidth = 100;
+
+// The table's header and rows, each row followed by its detail lines.
+std::string interleave_rows(const std::string& table, const std::vector<std::string>& details) {
+    std::string out;
+    size_t row = 0, at = 0;
+    while (at < table.size()) {
+        const size_t end = table.find('\n', at);
+        out += table.substr(at, end - at + 1);
+        if (at > 0 && row < details.size()) out += details[row++];
+        at = end + 1;
+    }
+    return out;
+}
+
 int run(const TasksOptions& o) {
     std::vector<std::string> packs = pack_names();
     if (!o.pack.empty()) {
@@ -68,7 +84,10 @@ int run(const TasksOptions& o) {
     if (!weights) return fail(weights.error().message);
     const std::string shown = o.profile.empty() ? "paper" : o.profile;
     nlohmann::json doc = {{"tasks", nlohmann::json::array()}, {"packs", packs_json(packs, *weights)}};
-    TextTable table({{"task"}, {"pack"}, {"category"}, {"regime"}, {"bound"}, {"model"}, {shown + " sizes (held-out in [])"}});
+    // One row per task (name, pack, regime, bound), then its sizes and its model on indented lines
+    // wrapped to the terminal's usual 100 columns: the model text alone can be 190 characters.
+    TextTable table({{"task"}, {"pack"}, {"regime"}, {"bound"}});
+    std::vector<std::string> details;
     for (const auto& name : task_names()) {
         auto task = make_task(name);
         const TaskSpec& spec = (*task)->spec();
@@ -77,14 +96,16 @@ int run(const TasksOptions& o) {
         std::vector<std::string> labels;
         if (spec.profiles.count(shown))
             for (const auto& s : spec.profiles.at(shown)) labels.push_back(s.heldout ? "[" + s.label + "]" : s.label);
-        table.add_row({spec.name, spec.pack, spec.category, spec.regime, spec.bound == Bound::bandwidth ? "bandwidth" : "compute",
-                       spec.model, fmt::format("{}", fmt::join(labels, " "))});
+        table.add_row({spec.name, spec.pack, spec.regime, spec.bound == Bound::bandwidth ? "bandwidth" : "compute"});
+        details.push_back(wrap_words(fmt::format("{}", fmt::join(labels, " ")), kTextWidth, "  " + shown + " sizes: ", "    ") +
+                          wrap_words(spec.model, kTextWidth, "  model: ", "    "));
     }
     if (o.json) {
         print_json(doc);
         return kExitOk;
     }
-    std::string text = doc["tasks"].empty() ? fmt::format("pack {} has no task in this build yet\n", o.pack) : table.render();
+    std::string text = doc["tasks"].empty() ? fmt::format("pack {} has no task in this build yet\n", o.pack)
+                                            : interleave_rows(table.render(), details) + "(held-out sizes in [])\n";
     // The weights of the pack listed, or of the file given.
     const std::string weighed = o.pack.empty() ? weights->given_pack : o.pack;
     if (!weighed.empty()) {

@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <charconv>
 #include <filesystem>
+#include <limits>
 #include <iostream>
 
 #include <fmt/format.h>
 
 #include "backend/registry.hpp"
+#include "core/interrupt.hpp"
 #include "task/task.hpp"
 
 namespace kevo::cli {
@@ -17,7 +20,7 @@ namespace kevo::cli {
 void add_device_options(CLI::App& cmd, DeviceOptions& options) {
     cmd.add_option("--backend", options.backend, "cuda, opencl or auto (CUDA if a GPU is found, else OpenCL)")
         ->check(CLI::IsMember({"auto", "cuda", "opencl"}));
-    cmd.add_option("--device", options.device, "device index within the backend")->check(CLI::NonNegativeNumber);
+    cmd.add_option("--device", options.device, "device index within the backend")->check(whole_range(0, std::numeric_limits<int>::max()));
 }
 
 void add_profile_option(CLI::App& cmd, std::string& profile) {
@@ -34,7 +37,7 @@ void add_noise_options(CLI::App& cmd, int& max_repeat, double& noise_cv) {
                    "timed runs per size at most: while a size's cv is above --noise-cv, rounds of --repeat runs are "
                    "added up to this (and 2 s)")
         ->capture_default_str()
-        ->check(CLI::Range(1, 100000));
+        ->check(whole_range(1, 100000));
     cmd.add_option("--noise-cv", noise_cv, "a size whose cv stays above this is reported noisy")
         ->capture_default_str()
         ->check(finite_range(0.0, 10.0));
@@ -49,8 +52,10 @@ Expected<std::string> backend_for_file(const std::string& requested, const std::
     if (!backend) return backend;
     if (*backend != by_suffix) {
         auto b = make_backend(*backend);
-        return make_error(fmt::format("{} is a {} file ({}), but --backend {} compiles {} (.{}); use --backend {} or a "
-                                      ".{} file", file, language_name(make_backend(by_suffix)->language()), ext,
+        const std::string file_language = language_name(make_backend(by_suffix)->language());
+        const char* article = file_language.front() == 'O' ? "an" : "a";  // "an OpenCL C file", "a CUDA C++ file"
+        return make_error(fmt::format("{} is {} {} file ({}), but --backend {} compiles {} (.{}); use --backend {} or a "
+                                      ".{} file", file, article, file_language, ext,
                                       *backend, language_name(b->language()), language_suffix(b->language()),
                                       by_suffix, language_suffix(b->language())));
     }
@@ -88,6 +93,26 @@ int fail(const std::string& message, int exit_status) {
 }
 
 int fail(const std::string& message) { return fail(message, kExitUsage); }
+
+int fail_unless_interrupted(const std::string& message) {
+    return interrupt_requested() ? fail(message, 128 + interrupt_signal()) : fail(message);
+}
+
+CLI::Validator whole_range(long long lo, long long hi) {
+    const std::string accepted = hi >= std::numeric_limits<int>::max() ? fmt::format("{} or more", lo)
+                                                                        : fmt::format("{} to {}", lo, hi);
+    return CLI::Validator(
+        [lo, hi, accepted](std::string& text) -> std::string {
+            long long v = 0;
+            const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+            if (ec == std::errc::result_out_of_range || (ec == std::errc() && (v < lo || v > hi)))
+                return fmt::format("{} is out of range; accepted: {}", text, accepted);
+            if (ec != std::errc() || end != text.data() + text.size())
+                return fmt::format("'{}' is not a whole number; accepted: {}", text, accepted);
+            return {};
+        },
+        fmt::format("INT in {}", accepted));
+}
 
 CLI::Validator finite_range(double lo, double hi) {
     return CLI::Validator(

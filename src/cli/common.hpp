@@ -46,9 +46,16 @@ void set_json_mode(bool on);
 // Prints "kevo: <message>" on stderr (and the JSON error document in JSON mode); returns kExitUsage.
 int fail(const std::string& message);
 int fail(const std::string& message, int exit_status);
+// fail(), with the signal's exit status (128 + its number) when Ctrl-C or SIGTERM caused the error:
+// an interrupted `--json` command still prints one document ({"error": ...}) and stops as the
+// signal would. Commands that call it install the interrupt handlers first.
+int fail_unless_interrupted(const std::string& message);
 
 // A CLI11 check that a number is finite and within [lo, hi] (CLI::Range lets NaN through).
 CLI::Validator finite_range(double lo, double hi);
+// A CLI11 check that a value is a whole number within [lo, hi]; its message names the value and the
+// accepted range ("'abc' is not a whole number; accepted: 1 to 10000"; hi = INT_MAX reads "or more").
+CLI::Validator whole_range(long long lo, long long hi);
 
 // The known word nearest to `word` by edit distance, when it is near enough to be a likely typo.
 std::optional<std::string> nearest_word(const std::string& word, const std::vector<std::string>& known);

@@ -57,7 +57,10 @@ std::string roofline_footer(const EvalResult& r) {
 }  // namespace
 
 std::string render_eval_text(const EvalResult& r) {
-    std::string out = fmt::format("{} on {} ({}), profile {}, seed {}\n", r.task, r.device, r.backend, r.profile, r.seed);
+    // Profile and correctness seed only say something once a size ran (not for --compile-only).
+    std::string out = r.sizes.empty() ? fmt::format("{} on {} ({})\n", r.task, r.device, r.backend)
+                                      : fmt::format("{} on {} ({}), profile {}, seed {}\n", r.task, r.device, r.backend,
+                                                    r.profile, r.seed);
     out += fmt::format("verdict: {}", verdict_name(r.verdict));
     if (r.score) out += fmt::format("   score S = {:.4f}", *r.score);
     if (r.heldout_fraction) out += fmt::format("   held-out Phi = {:.4f}", *r.heldout_fraction);
@@ -89,7 +92,8 @@ std::string render_eval_text(const EvalResult& r) {
     }
     for (const auto& k : r.resources)
         out += fmt::format("resources: {} registers={} shared={} B{} local={} B max_threads={} block={} per_thread={}\n",
-                           k.kernel, k.registers, k.shared_bytes,
+                           k.kernel, k.registers >= 0 ? std::to_string(k.registers) : std::string("n/a"),  // OpenCL reports none
+                           k.shared_bytes,
                            k.dynamic_shared_bytes ? fmt::format(" dynamic_shared={} B", k.dynamic_shared_bytes) : "",
                            k.local_bytes, k.max_threads, fmt::join(k.block, "x"), fmt::join(k.per_thread, "x"));
     if (!r.defines.empty()) {

@@ -21,6 +21,7 @@ void add_run(GroupRow& row, const RunData& d, std::vector<std::vector<double>>& 
     row.tokens += f.tokens;
     row.cost_usd += f.cost_usd;
     for (const auto& [verdict, n] : f.candidates_by_verdict) row.candidates[verdict] += n;
+    if (f.heldout_verdict.empty()) ++row.not_gated[run_status_name(d.run.status)];
     if (!f.heldout_verdict.empty()) {
         ++row.gated;
         ++row.heldout_verdicts[f.heldout_verdict];

@@ -28,6 +28,7 @@ struct GroupRow {
     int speedup_from_search = 0;                 // runs whose in-distribution figure is the search's (RunFigures)
     int heldout_correct = 0, gated = 0;          // runs whose best was correct held out, of those through the gate
     std::map<std::string, int> heldout_verdicts;  // the best's held-out verdict, counted over the runs
+    std::map<std::string, int> not_gated;         // runs the gate never judged (interrupted, failed, running), by status
     std::map<std::string, int> candidates;        // evaluated proposals by verdict, summed over the runs
     std::vector<std::optional<double>> best_so_far;  // per iteration: the median incumbent score over the runs
     int tokens = 0;

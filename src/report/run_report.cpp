@@ -5,7 +5,9 @@
 
 #include "core/json.hpp"
 #include "eval/roofline.hpp"
+#include "report/eval_text.hpp"
 #include "report/run_pack.hpp"
+#include "report/text_table.hpp"
 
 namespace kevo {
 
@@ -99,10 +101,11 @@ Expected<nlohmann::json> all_runs_json(Store& store) {
 }
 
 std::string render_run_text(const nlohmann::json& d) {
-    std::string out = fmt::format("run {}  {}  {} on {} ({}), profile {}, proposer {}, {}\n", d["run_id"].get<std::string>(),
-                                  d["task"].get<std::string>(), d["status"].get<std::string>(), d["device"].get<std::string>(),
-                                  d["backend"].get<std::string>(), d["profile"].get<std::string>(),
-                                  d["proposer"].get<std::string>(), d["created_at"].get<std::string>());
+    std::string out = fmt::format("run {}  {}  {} on {} ({}), profile {}, proposer {}, strategy {}, {}\n",
+                                  d["run_id"].get<std::string>(), d["task"].get<std::string>(), d["status"].get<std::string>(),
+                                  d["device"].get<std::string>(), d["backend"].get<std::string>(),
+                                  d["profile"].get<std::string>(), d["proposer"].get<std::string>(),
+                                  d["strategy"].get<std::string>(), d["created_at"].get<std::string>());
     // The score is the candidate's own evaluation in the search (in-distribution sizes); the gate's
     // side-by-side figures are in the gate table below. Notes are whole: the decision comes last.
     // Each score on both bases: the ceilings in force, and the datasheet's (docs/evaluation.md).
@@ -175,6 +178,11 @@ std::string render_iteration_text(const nlohmann::json& d) {
     out += fmt::format("note: {}\ndiagnostics: {}\ntokens {} + {}, cost ${:.4f}, {:.1f} s\n", d["note"].get<std::string>(),
                        d["diagnostics"].get<std::string>(), d["prompt_tokens"].get<int>(), d["completion_tokens"].get<int>(),
                        d["cost_usd"].get<double>(), d["seconds"].get<double>());
+    // The candidate's result as kevo eval shows it: verdict, the per-size table, resources.
+    if (d["result"].is_object() && !d["result"].empty()) {
+        if (auto result = eval_result_from_json(d["result"])) out += "\n" + render_eval_text(*result);
+        else out += fmt::format("\n(the stored result cannot be read: {})\n", result.error().message);
+    }
     out += section("prompt", d["prompt"]);
     out += section("answer", d["answer"]);
     out += section("candidate source", d["source"]);
@@ -182,14 +190,18 @@ std::string render_iteration_text(const nlohmann::json& d) {
 }
 
 std::string render_runs_text(const nlohmann::json& doc) {
-    std::string out = fmt::format("{:<22} {:<9} {:<11} {:<8} {:>5} {:>8} {:>8}  {}\n", "run", "task", "status", "proposer",
-                                  "iters", "seed", "best", "created");
-    for (const auto& r : doc["runs"])
-        out += fmt::format("{:<22} {:<9} {:<11} {:<8} {:>5} {:>8} {:>8}  {}\n", r["run_id"].get<std::string>(),
-                           r["task"].get<std::string>(), r["status"].get<std::string>(), r["proposer"].get<std::string>(),
-                           r["iterations_done"].get<int>(), num(r["seed_score"]), num(r["best_score"]),
-                           r["created_at"].get<std::string>());
-    return out;
+    // The outcome is the summary's (set once the gate ran); an interrupted or failed run has none.
+    TextTable table({{"run"}, {"task"}, {"status"}, {"outcome"}, {"proposer"}, {"strategy"}, {"iters", TextTable::Align::right},
+                     {"seed", TextTable::Align::right}, {"best", TextTable::Align::right}, {"created"}});
+    for (const auto& r : doc["runs"]) {
+        const auto& summary = r["summary"];
+        const std::string outcome = summary.is_object() ? summary.value("outcome", std::string("-")) : std::string("-");
+        table.add_row({r["run_id"].get<std::string>(), r["task"].get<std::string>(), r["status"].get<std::string>(), outcome,
+                       r["proposer"].get<std::string>(), r["strategy"].get<std::string>(),
+                       std::to_string(r["iterations_done"].get<int>()), num(r["seed_score"]), num(r["best_score"]),
+                       r["created_at"].get<std::string>()});
+    }
+    return table.render();
 }
 
 }  // namespace kevo

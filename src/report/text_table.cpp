@@ -35,4 +35,24 @@ std::string TextTable::render() const {
     return out;
 }
 
+std::string wrap_words(const std::string& text, size_t width, const std::string& first_prefix, const std::string& indent) {
+    std::string out, line = first_prefix;
+    size_t words_on_line = 0;
+    size_t at = 0;
+    while (at < text.size()) {
+        const size_t end = std::min(text.find(' ', at), text.size());
+        const std::string word = text.substr(at, end - at);
+        at = end + 1;
+        if (word.empty()) continue;
+        if (words_on_line > 0 && line.size() + 1 + word.size() > width) {
+            out += line + "\n";
+            line = indent;
+            words_on_line = 0;
+        }
+        line += (words_on_line > 0 ? " " : "") + word;
+        ++words_on_line;
+    }
+    return out + line + "\n";
+}
+
 }  // namespace kevo

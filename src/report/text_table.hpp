@@ -26,4 +26,8 @@ private:
     std::vector<std::vector<std::string>> rows_;
 };
 
+// `text` broken at spaces into lines of at most `width` characters (a longer word stays whole), the
+// first line starting with `first_prefix` and the rest with `indent`; each line ends in "\n".
+std::string wrap_words(const std::string& text, size_t width, const std::string& first_prefix, const std::string& indent);
+
 }  // namespace kevo

@@ -1,15 +1,40 @@
 // See knob_defaults.hpp.
 #include "search/knob_defaults.hpp"
 
+#include <regex>
 #include <sstream>
 #include <vector>
 
 namespace kevo {
 
+namespace {
+
+// `#ifndef NAME`: NAME, else empty.
+std::string ifndef_name(const std::string& line) {
+    static const std::regex kIfndef(R"(^\s*#\s*ifndef\s+([A-Za-z_][A-Za-z0-9_]*)\s*$)");
+    std::smatch m;
+    return std::regex_match(line, m, kIfndef) ? m[1].str() : std::string();
+}
+
+// A `#define NAME value` guarded by the `#ifndef NAME` just before it is the knob's fallback (what
+// the kernel uses compiled outside kevo): it gets the tuned value too.
+std::string with_fallback_value(const std::string& line, const std::string& guarded, const std::map<std::string, std::string>& values) {
+    const auto it = values.find(guarded);
+    if (guarded.empty() || it == values.end()) return line;
+    static const std::regex kDefine(R"(^(\s*#\s*define\s+)([A-Za-z_][A-Za-z0-9_]*)(\s+)(\S+)(.*)$)");
+    std::smatch m;
+    if (!std::regex_match(line, m, kDefine) || m[2].str() != guarded) return line;
+    return m[1].str() + m[2].str() + m[3].str() + it->second + m[5].str();
+}
+
+}  // namespace
+
 std::string apply_knob_defaults(const std::string& source, const std::map<std::string, std::string>& values) {
     std::istringstream in(source);
-    std::string line, out;
+    std::string line, out, guarded;
     while (std::getline(in, line)) {
+        line = with_fallback_value(line, guarded, values);
+        guarded = ifndef_name(line);
         const auto at = line.find("kevo: tune ");
         if (at != std::string::npos && line.find("//") < at) {
             std::istringstream words(line.substr(at + 11));

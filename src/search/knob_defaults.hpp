@@ -1,5 +1,6 @@
 // Writes tuned knob values back into a source as its defaults (the value moved to the front of its
-// `// kevo: tune` line), so a saved best kernel evaluates with the values that won.
+// `// kevo: tune` line), so a saved best kernel evaluates with the values that won; the fallback
+// `#ifndef NAME` / `#define NAME value` gets them too, so it compiles the same outside kevo.
 #pragma once
 
 #include <map>

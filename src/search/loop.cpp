@@ -116,7 +116,8 @@ private:
             if (auto r = evaluate_from(); !r) return r.error();
         }
         ceilings_ = state_.seed().attempt.result.ceilings;
-        stop_reason_ = fmt::format("{} iterations", options_.iterations);
+        stop_reason_ = fmt::format("{} iteration{}{}", options_.iterations, options_.iterations == 1 ? "" : "s",
+                                   options_.from_file.empty() ? "" : " after the --from kernel");
         for (int it = state_.last_iteration() + 1; it <= last_iteration(); ++it) {
             if (interrupt_requested()) return interrupted();
             if (auto spent = budget_spent()) {
@@ -259,7 +260,10 @@ private:
         std::string header = fmt::format(
             "// kevo run {}: {}, {} of the search ({} proposer), on {} ({}), profile {}\n"
             "// score S {} (the seed's {}); {}\n// launch: {}; knobs: {}\n// written {}\n",
-            run_.run_id, options_.task, a.iteration == 0 ? std::string("the seed") : fmt::format("iteration {}", a.iteration),
+            run_.run_id, options_.task,
+            a.iteration == 0                                 ? std::string("the seed")
+            : a.iteration == 1 && !options_.from_file.empty() ? fmt::format("the --from kernel {} (iteration 1)", options_.from_file)
+                                                              : fmt::format("iteration {}", a.iteration),
             options_.proposer, device_.name, options_.backend, options_.profile, score(a.result.score),
             score(state_.seed().attempt.result.score), status, launch.empty() ? "-" : fmt::format("{}", fmt::join(launch, "; ")),
             knobs.empty() ? "none" : fmt::format("{}", fmt::join(knobs, " ")), utc_now_iso8601());
@@ -436,7 +440,8 @@ private:
         }
         rec.seconds = seconds_since(t0);
         if (auto r = record(rec, evaluated); !r) return r.error();
-        say(fmt::format("[{:>3}/{}] {}{}{}  best {}", it, last_iteration(), where,
+        const std::string placed = strategy_->placed(plan, rec.strategy);
+        say(fmt::format("[{:>3}/{}] {}{}{}  best {}", it, last_iteration(), placed.empty() ? "" : placed + ": ",
                         proposal.note.empty() ? "" : proposal.note.substr(0, 60) + ": ", line,
                         score_text(strategy_->best().attempt.result.score)));
         if (auto stop = proposer_cannot_go_on(proposal)) {

@@ -7,8 +7,10 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <filesystem>
+#include <string_view>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -119,6 +121,29 @@ int exec_setting(sqlite3* db, const char* sql) {
     return rc;
 }
 
+// `path` as an SQLite URI ("file:" and the path, percent-encoded) that opens the file immutable:
+// SQLite then neither locks it nor creates the -wal and -shm files beside it.
+std::string immutable_uri(const std::string& path) {
+    std::string uri = "file:";
+    for (const unsigned char c : std::filesystem::absolute(path).string()) {
+        if (std::isalnum(c) || std::string_view("/-._~").find(static_cast<char>(c)) != std::string_view::npos)
+            uri += static_cast<char>(c);
+        else uri += fmt::format("%{:02X}", c);
+    }
+    return uri + "?immutable=1";
+}
+
+// A reader of a WAL store needs a -shm file beside it; in a folder it cannot write (an archived or
+// shared store) it cannot create one, and SQLite answers "attempt to write a readonly database".
+// With neither -wal nor -shm there, no writer has the file open and everything is in the file
+// itself, so reading it as immutable reads exactly what is stored.
+bool read_as_immutable(const std::string& path) {
+    std::error_code ec;
+    const auto parent = std::filesystem::absolute(path, ec).parent_path();
+    return !std::filesystem::exists(path + "-wal", ec) && !std::filesystem::exists(path + "-shm", ec) &&
+           ::access(parent.c_str(), W_OK) != 0;
+}
+
 // Opens the connection and applies the settings every kevo connection uses.
 Expected<sqlite3*> open_connection(const std::string& path, Store::Access access) {
     std::error_code ec;
@@ -129,8 +154,10 @@ Expected<sqlite3*> open_connection(const std::string& path, Store::Access access
         return make_error(fmt::format("{}: no such store (give --db PATH)", path));
 
     sqlite3* db = nullptr;
-    const int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_FULLMUTEX;
-    if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    const bool immutable = read_only && read_as_immutable(path);
+    const int flags = (read_only ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_FULLMUTEX |
+                      (immutable ? SQLITE_OPEN_URI : 0);
+    if (sqlite3_open_v2(immutable ? immutable_uri(path).c_str() : path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
         std::string message = db ? sqlite3_errmsg(db) : "out of memory";
         // SQLite's "unable to open database file" does not say why; the usual reasons do.
         const std::filesystem::path parent = std::filesystem::absolute(path, ec).parent_path();
@@ -204,6 +231,10 @@ static void bind_run(Statement& stmt, const RunRecord& run, const std::string& n
 }
 
 Expected<void> Store::create_run(const RunRecord& run) {
+    // A taken id is the user's choice of --run-id, not a database fault: say what to do instead.
+    if (load_run(run.run_id))
+        return make_error(fmt::format("run '{}' exists already in {}; continue it with kevo run --resume {} --db {}, or "
+                                      "give another --run-id", run.run_id, path_, run.run_id, path_));
     ConnectionLock lock(db_);
     auto stmt = Statement::prepare(
         db_,

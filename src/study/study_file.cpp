@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 #include <toml++/toml.h>
 
+#include "backend/registry.hpp"
 #include "core/files.hpp"
 #include "core/toml_parse.hpp"
 #include "pack/pack.hpp"
@@ -440,6 +441,14 @@ private:
             const std::string from = start_kernel(study_, task);
             if (!from.empty() && !fs::is_regular_file(from))
                 return make_error(fmt::format("{}: [run] from names {} for task {}: no such file", path_, from, task));
+            // Its language must be the backend's, or every cell would fail when it starts.
+            const std::string ext = fs::path(from).extension().string();
+            const std::string by_suffix = ext.size() > 1 ? backend_for_suffix(ext.substr(1)) : std::string();
+            if (!from.empty() && !by_suffix.empty() && study_.backend != "auto" && by_suffix != study_.backend)
+                return make_error(fmt::format("{}: [run] from names {} for task {}, a {} file, but the study's backend is {}: "
+                                              "give backend = \"{}\" or {} files", path_, from, task, by_suffix,
+                                              study_.backend, by_suffix,
+                                              study_.backend == "cuda" ? ".cu" : ".cl"));
         }
         for (const auto& model : study_.models) {
             for (const auto& task : study_.tasks) {

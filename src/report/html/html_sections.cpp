@@ -26,6 +26,13 @@ std::string cell(const char* column, const std::string& text) {
     return fmt::format("<td data-col=\"{}\">{}</td>", column, escape_html(text));
 }
 
+// "3", or "3 (1 through the gate; interrupted 1, failed 1)": runs the gate never judged are counted
+// among the group's runs but add nothing to its speed-ups, so the cell says which they are.
+std::string runs_text(const GroupRow& r) {
+    const std::string n = std::to_string(r.run_ids.size());
+    return r.not_gated.empty() ? n : fmt::format("{} ({} through the gate; {})", n, r.gated, counts_text(r.not_gated));
+}
+
 std::string best_so_far_figures(const std::vector<GroupRow>& rows, bool with_strategy) {
     std::map<std::string, LineChart> by_task;
     for (const auto& r : rows) {
@@ -158,7 +165,7 @@ std::string results_table(const std::vector<GroupRow>& rows) {
         out += fmt::format("<tr class=\"group\" data-task=\"{}\" data-model=\"{}\" data-strategy=\"{}\">{}{}{}{}{}{}{}{}{}{}</tr>\n",
                            escape_html(r.key.task), escape_html(r.key.model), escape_html(r.key.strategy),
                            cell("task", r.key.task), cell("model", r.key.model), cell("strategy", r.key.strategy),
-                           cell("runs", std::to_string(r.run_ids.size())),
+                           cell("runs", runs_text(r)),
                            cell("speedup", fixed3(r.speedup) + (r.speedup_from_search ? kFromSearchMark : "")),
                            cell("heldout_speedup", fixed3(r.heldout_speedup)),
                            cell("heldout_verdict", counts_text(r.heldout_verdicts)),

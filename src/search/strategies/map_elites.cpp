@@ -120,6 +120,14 @@ public:
         return p;
     }
 
+    // The candidate's own cell (where the archive files it), beside the parent's cell it was drawn
+    // from; an incorrect candidate has no cell, only its parent's.
+    std::string placed(const Plan& plan, const nlohmann::json& record) const override {
+        const std::string parent = cell_from_json(plan.record["parent_cell"]).label();
+        if (!record.is_object() || !record.contains("cell")) return "parent cell " + parent;
+        return fmt::format("cell {} (parent cell {})", cell_from_json(record["cell"]).label(), parent);
+    }
+
     std::optional<StoredAttempt> rival(const Plan& plan, const EvalResult& candidate) const override {
         const auto cell = place(candidate);
         if (!cell) return plan.parent;  // not correct: judged (and rejected) against its parent

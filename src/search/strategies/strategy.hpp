@@ -63,6 +63,13 @@ public:
         (void)result;
     }
 
+    // Where an evaluated iteration stands, for its progress line; `record` is the row's strategy
+    // JSON once annotated. Default: the plan's `where` (map-elites: the candidate's own cell).
+    virtual std::string placed(const Plan& plan, const nlohmann::json& record) const {
+        (void)record;
+        return plan.where;
+    }
+
     // The one rule: the effect of an iteration's row on the population.
     virtual void apply(const IterationRecord& record, const std::optional<StoredAttempt>& evaluated) = 0;
 
