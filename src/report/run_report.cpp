@@ -59,6 +59,12 @@ std::string render_segments_text(const nlohmann::json& segments) {
     return out;
 }
 
+// A string field of `doc`, "-" when it is absent or not a string.
+std::string string_or(const nlohmann::json& doc, const char* key) {
+    const auto it = doc.find(key);
+    return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string("-");
+}
+
 // The gate's table: one row per kernel it examined (the seed's side, the one handed out, the rejected).
 std::string render_gate_text(const nlohmann::json& rows) {
     std::string out = fmt::format("\ngate\n{:<14} {:>5}  {:<14} {:<6} {:>18} {:>18} {:>9}  {}\n", "role", "iter", "verdict",
@@ -147,9 +153,9 @@ std::string render_run_text(const nlohmann::json& d) {
     }
     if (!d["heldout"].empty()) out += render_gate_text(d["heldout"]);
     const auto& s = d["summary"];
-    if (s.is_object() && s.contains("interruption"))
-        out += fmt::format("\ninterrupted before the gate: {}\nresume with {}\n", s.value("stop_reason", "-"),
-                           s.value("resume", "-"));
+    if (s.is_object() && s.contains("interruption") && s["interruption"].is_string())
+        out += fmt::format("\ninterrupted before the gate: {}\nresume with {}\n", string_or(s, "stop_reason"),
+                           string_or(s, "resume"));
     else if (s.is_object() && !s.empty()) {
         out += fmt::format("\noutcome {}{}\n", s.value("outcome", "-"),
                            s.contains("recommended") ? fmt::format(" (handed out: iteration {})", s["recommended"].get<int>()) : "");
