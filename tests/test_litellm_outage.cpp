@@ -34,8 +34,9 @@ std::string temp(const std::string& name) { return kevo::test::temp_path("kevo_l
 std::string write_config() {
     return kevo::test::write_proxy_config(temp("outage.yaml"),
                                           {{"kevo-good", fenced(heat2d_variant("32,4"))},
+                                           {"kevo-paced", fenced(heat2d_variant("32,4"))},
                                            {"kevo-slow", fenced(heat2d_variant("32,4"))}},
-                                          {{"kevo-slow", {{"mock_delay", 30}}}});
+                                          {{"kevo-paced", {{"mock_delay", 1.5}}}, {"kevo-slow", {{"mock_delay", 30}}}});
 }
 
 std::vector<std::string> llm_run(const std::string& url, const std::string& model, const std::string& db,
@@ -79,11 +80,11 @@ TEST(LiteLlmOutage, AProxyKilledMidRunInterruptsItAndResumeFinishesTheBudget) {
     auto proxy = start_proxy(*litellm, "outage-1.log");
     ASSERT_TRUE(proxy);
 
-    const pid_t pid = kevo::test::spawn_kevo(llm_run(proxy->base_url(), "kevo-good", db, {"--iterations", "6", "--run-id", id}),
+    const pid_t pid = kevo::test::spawn_kevo(llm_run(proxy->base_url(), "kevo-paced", db, {"--iterations", "6", "--run-id", id}),
                                              temp("outage-run.log"));
     ASSERT_GT(pid, 0);
     ASSERT_EQ(kevo::test::wait_for_iterations(db, 2, 300), id) << slurp(temp("outage-run.log"));
-    proxy.reset();  // killed (its whole process group), not restarted yet
+    proxy->kill_now();  // not restarted yet: the next request (likely in flight) finds no server
     int status = 0;
     ASSERT_EQ(::waitpid(pid, &status, 0), pid);
     const std::string log = slurp(temp("outage-run.log"));
@@ -99,6 +100,7 @@ TEST(LiteLlmOutage, AProxyKilledMidRunInterruptsItAndResumeFinishesTheBudget) {
     EXPECT_EQ(hint, "kevo run --resume " + id + " --db " + db + " --out " + temp("out"));
     EXPECT_NE(log.find("mend it and resume with " + hint), std::string::npos) << "the hint is printed: " << log;
     const int done = rep["iterations_done"];
+    EXPECT_LE(done, 6) << "2 iterations, at most 1 more in flight, then 3 failures";
     for (int i = done - 2; i <= done; ++i) EXPECT_EQ(rep["iterations"][i]["failure"], "unreachable") << rep["iterations"][i].dump(1);
 
     // Back on another port: the hint, pasted, with the new --base-url, finishes the 6 iterations.

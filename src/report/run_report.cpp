@@ -50,7 +50,8 @@ std::string render_segments_text(const nlohmann::json& segments) {
     std::string out;
     for (const auto& seg : segments) {
         std::string changes;
-        for (const auto& [key, change] : seg.value("changed", nlohmann::json::object()).items())
+        const nlohmann::json changed = seg.value("changed", nlohmann::json::object());
+        for (const auto& [key, change] : changed.items())
             changes += fmt::format("{}{} {} -> {}", changes.empty() ? "" : ", ", key, change.value("from", nlohmann::json()).dump(),
                                    change.value("to", nlohmann::json()).dump());
         out += fmt::format("resumed from iteration {} ({}) with another connection: {}\n", seg.value("from_iteration", 0),

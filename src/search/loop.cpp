@@ -457,10 +457,13 @@ private:
             // The record keeps the whole text (a multi-line server message); the line shows its note.
             rec.diagnostics = proposal.detail.empty() ? proposal.note : proposal.detail;
             line = fmt::format("{}: {}", iteration_status_name(rec.status), proposal.note);
+        } else if (interrupt_requested()) {
+            line = cut_by_signal(rec);
         } else {
             auto judged = try_candidate(it, plan, proposal, rec, evaluated);
-            if (!judged) return judged.error();
-            line = proposal.note.empty() ? *judged : proposal.note + ": " + *judged;
+            if (!judged && !interrupt_requested()) return judged.error();
+            if (!judged) evaluated.reset();
+            line = !judged ? cut_by_signal(rec) : proposal.note.empty() ? *judged : proposal.note + ": " + *judged;
         }
         rec.seconds = seconds_since(t0);
         if (auto r = record(rec, evaluated); !r) return r.error();
@@ -471,21 +474,31 @@ private:
             return make_error(fmt::format("the proposer cannot go on: {}; mend it and resume with {}", proposal.note,
                                           resume_hint()));
         }
-        if (state_.proposer_failures_in_a_row() >= options_.max_proposer_failures) {
-            unavailable_ = unavailable_reason(proposal);
-            say(fmt::format("the run is interrupted before the gate ({}); mend it and resume with {}", unavailable_,
-                            resume_hint()));
-        }
+        // The summary and the command's last lines say so, with the command that resumes it.
+        if (state_.proposer_failures_in_a_row() >= options_.max_proposer_failures) unavailable_ = unavailable_reason(proposal);
         return true;
+    }
+
+    // An answer that arrived as a signal came, before its candidate was judged: recorded (its
+    // transcript, tokens and cost count) as a proposal cut by the signal, not evaluated; a resume
+    // asks again. Returns the progress text.
+    static std::string cut_by_signal(IterationRecord& rec) {
+        rec.status = IterationStatus::proposer_error;
+        rec.failure = proposer_failure_name(ProposerFailure::interrupted);
+        rec.candidate_id.reset();
+        rec.diagnostics = fmt::format("interrupted by {} before the answer's candidate was evaluated (the answer is kept; "
+                                      "its tokens and cost are counted)", interrupt_signal_name());
+        return fmt::format("{}: {}", iteration_status_name(rec.status), rec.diagnostics);
     }
 
     // Why the proposer is taken to be unavailable: the streak, and the last failure's class.
     std::string unavailable_reason(const Proposal& proposal) const {
         const int n = state_.proposer_failures_in_a_row(), same = state_.same_failures_in_a_row();
-        const std::string streak = same == n ? fmt::format("the same failure {} times in a row", n)
-                                             : fmt::format("{} failures in a row, the last {} alike", n, same);
-        return fmt::format("the proposer failed {} iterations in a row (--max-proposer-failures {}; {}): {}", n,
-                           options_.max_proposer_failures, streak, proposal.note);
+        const std::string failure = proposer_failure_name(proposal.failure_class);
+        const std::string alike = same == n ? fmt::format("{} each time", failure)
+                                            : fmt::format("the last {} {}", same, failure);
+        return fmt::format("the proposer failed {} times in a row ({}; --max-proposer-failures {}): {}", n, alike,
+                           options_.max_proposer_failures, proposal.note);
     }
 
     static IterationStatus unused_status(const Proposal& proposal) {
