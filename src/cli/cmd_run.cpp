@@ -487,12 +487,15 @@ int run(RunCliOptions& o) {
     auto summary = o.resume.empty() ? loop.start(options, o.run_id) : loop.resume(o.resume, extension);
     if (!summary) return fail(summary.error().message);
     if (o.json) print_json(*summary);
-    if (summary->outcome == RunOutcome::interrupted) say(o.json, interrupted_text(*summary, o.db));
-    // An environment error (exit 2) says so on stderr, whatever the mode.
-    if (summary->interruption == Interruption::proposer_unavailable)
-        say(true, fmt::format("kevo: run {} interrupted: {}; mend it and resume with {}", summary->run_id,
-                              summary->stop_reason, summary->resume.value_or("")));
-    else if (!o.json) say(false, summary_text(*summary, o.db));
+    if (summary->outcome == RunOutcome::interrupted) {
+        say(o.json, interrupted_text(*summary, o.db));
+        // An environment error (exit 2) says so on stderr, whatever the mode.
+        if (summary->interruption == Interruption::proposer_unavailable)
+            say(true, fmt::format("kevo: run {} interrupted: {}; mend it and resume with {}", summary->run_id,
+                                  summary->stop_reason, summary->resume.value_or("")));
+    } else if (!o.json) {
+        say(false, summary_text(*summary, o.db));
+    }
     if (summary->outcome == RunOutcome::best_failed_gate) say(o.json, failed_gate_warning(*summary));
     return exit_status(*summary);
 }
