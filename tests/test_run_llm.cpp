@@ -208,9 +208,16 @@ TEST(RunLlm, TheSamePermanentErrorThreeTimesStopsTheRunWhichResumesOnceMended) {
 
     // Mended (the endpoint now answers): the stored run goes on from iteration 4, and the 3 failed
     // iterations do not count against --iterations 4.
-    const auto resumed = run_kevo({"run", "--resume", id, "--db", db, "--json"});
+    // The model is mended on the command line: a new segment of the run's settings.
+    const auto resumed = run_kevo({"run", "--resume", id, "--db", db, "--model", "mended-model", "--json"});
     ASSERT_EQ(resumed.exit_code, kevo::test::run_exit_status(resumed.json())) << resumed.err;
     EXPECT_EQ(endpoint.requests(), 7u);
+    EXPECT_EQ(nlohmann::json::parse(endpoint.last_body(), nullptr, false)["model"], "mended-model");
+    const auto segments = run_kevo({"report", id, "--db", db, "--json"}).json()["segments"];
+    ASSERT_EQ(segments.size(), 1u) << segments.dump(1);
+    EXPECT_EQ(segments[0]["from_iteration"], 4);
+    EXPECT_EQ(segments[0]["changed"]["model"]["from"], "fake-model");
+    EXPECT_EQ(segments[0]["changed"]["model"]["to"], "mended-model");
     const auto summary = resumed.json();
     EXPECT_EQ(summary["iterations"], 7);
     EXPECT_EQ(summary["proposals"]["failed"], 3);
