@@ -131,6 +131,14 @@ public:
         }
         ::kill(-pid_, SIGKILL);  // anything it left behind in its group
     }
+    // The proxy gone at once, as in a crash (SIGKILL to its group): requests in flight are cut.
+    void kill_now() {
+        if (pid_ <= 0) return;
+        ::kill(-pid_, SIGKILL);
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+    }
     LiteLlmProxy(const LiteLlmProxy&) = delete;
     LiteLlmProxy& operator=(const LiteLlmProxy&) = delete;
 

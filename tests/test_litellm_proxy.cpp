@@ -247,11 +247,14 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
     EXPECT_NE(it1["source"].get<std::string>().find("block=32,4"), std::string::npos) << it1.dump(1);
     EXPECT_EQ(it1["status"], "evaluated") << it1.dump(1);
 
-    // 200 without choices: the usage the proxy reported is counted, and so is its cost.
+    // 200 without choices: the usage the proxy reported is counted, and so is its cost; the proposer
+    // failed (--max-proposer-failures 1 times), so the run is interrupted, exit 2.
     const auto none = run_kevo(llm_run(relay.base_url("/nochoices"), "kevo-good", db,
-                                       {"--iterations", "1", "--cost-from-server"}));
+                                       {"--iterations", "1", "--cost-from-server", "--max-proposer-failures", "1"}));
     const auto usage = relay.stripped_usage();
     ASSERT_TRUE(usage.is_object()) << none.err;
+    EXPECT_EQ(none.exit_code, 2) << none.err;
+    EXPECT_EQ(none.json()["interruption"], "proposer_unavailable") << none.out;
     const auto rep = report(db, none.json()["run_id"]);
     EXPECT_EQ(rep["tokens"], usage["prompt_tokens"].get<int>() + usage["completion_tokens"].get<int>()) << rep.dump(1);
     EXPECT_GT(rep["cost_usd"].get<double>(), 0.0);

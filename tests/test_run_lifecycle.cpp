@@ -98,6 +98,7 @@ TEST_P(RunSignal, StopsCleanlyWithTheBestSoFarOnDiskAndSaysHowToResume) {
     const std::string text = slurp(log);
     EXPECT_NE(text.find(signal == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"), std::string::npos) << text;
     EXPECT_NE(text.find("resume with   kevo run --resume " + run_id + " --db " + db), std::string::npos) << text;
+    EXPECT_EQ(text.find("outcome  "), std::string::npos) << "an interrupted run prints no gate summary: " << text;
     const auto doc = report(db, run_id);
     EXPECT_EQ(doc["status"], "interrupted");
     const auto best = std::filesystem::path(out) / run_id / "best.cl";

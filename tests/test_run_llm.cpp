@@ -1,7 +1,7 @@
 // `kevo run --proposer llm` end to end against a fake OpenAI-compatible endpoint served by this
 // test on 127.0.0.1: one run meets a valid kernel, a compile error, a wrong kernel, prose without
 // code, HTTP 429, HTTP 500 and a stalled connection, and must finish with every iteration recorded
-// and the right verdicts; the same permanent error three times stops a run (failed, exit 2,
+// and the right verdicts; the same permanent error three times interrupts a run (exit 2,
 // resumable); a cost cap needs a price or the server's reported cost; --stream reads server-sent
 // events; a token budget stops the search; a base URL that is not http(s) and two token limits at
 // once are refused.
@@ -102,6 +102,7 @@ TEST(RunLlm, EveryKindOfAnswerInOneRun) {
         status(429), answer(fenced(good2)),                      // it 5: 429, retried, then ok
         status(500), status(500),                                // it 6: 500 twice: proposer_error
         stall, stall,                                            // it 7: stalled twice: proposer_error
+        answer("No code this time."), answer("Nor now."),        // it 8, 9: no_code (6 and 7 were not counted)
     });
     const auto dir = std::filesystem::path(::testing::TempDir()) / ("kevo_llm_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
@@ -112,19 +113,20 @@ TEST(RunLlm, EveryKindOfAnswerInOneRun) {
                              "--price-in", "1", "--price-out", "2", "--warmup", "1", "--repeat", "3", "--db", db,
                              "--out", (dir / "out").string(), "--json"});
     ASSERT_EQ(r.exit_code, kevo::test::run_exit_status(r.json())) << r.err;
-    EXPECT_EQ(endpoint.requests(), 10u);
+    EXPECT_EQ(endpoint.requests(), 12u);
     const auto last = nlohmann::json::parse(endpoint.last_body(), nullptr, false);
     EXPECT_EQ(last["model"], "fake-model");
     const auto summary = r.json();
-    EXPECT_EQ(summary["iterations"], 7);
+    EXPECT_EQ(summary["iterations"], 9) << "7 proposals came back; the 2 that failed are not counted";
 
     const auto rep = run_kevo({"report", summary["run_id"], "--db", db, "--json"}).json();
     EXPECT_EQ(rep["status"], "finished");
     const auto& its = rep["iterations"];
-    ASSERT_EQ(its.size(), 8u) << rep.dump(2);
+    ASSERT_EQ(its.size(), 10u) << rep.dump(2);
     const std::vector<std::pair<std::string, std::string>> expected = {
         {"evaluated", "ok"}, {"evaluated", "ok"}, {"evaluated", "compile_error"}, {"evaluated", "incorrect"},
-        {"no_code", ""}, {"evaluated", "ok"}, {"proposer_error", ""}, {"proposer_error", ""}};
+        {"no_code", ""}, {"evaluated", "ok"}, {"proposer_error", ""}, {"proposer_error", ""}, {"no_code", ""},
+        {"no_code", ""}};
     for (size_t i = 0; i < expected.size(); ++i) {
         SCOPED_TRACE("iteration " + std::to_string(i));
         EXPECT_EQ(its[i]["iteration"], static_cast<int>(i));
@@ -184,7 +186,8 @@ nlohmann::json newest_run(const std::string& db) {
 TEST(RunLlm, TheSamePermanentErrorThreeTimesStopsTheRunWhichResumesOnceMended) {
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     ScriptedEndpoint endpoint({refuse(401, "Incorrect API key provided"), refuse(401, "Incorrect API key provided"),
-                               refuse(401, "Incorrect API key provided"), answer(fenced(heat2d_variant("32,4")))});
+                               refuse(401, "Incorrect API key provided"), answer(fenced(heat2d_variant("32,4"))),
+                               answer("no code"), answer("no code"), answer("no code")});
     const std::string db = temp("permanent.db");
     const auto r = run_kevo(llm_run(endpoint.base_url(), db, {"--iterations", "4"}));
     EXPECT_EQ(r.exit_code, 2) << r.err;
@@ -194,7 +197,8 @@ TEST(RunLlm, TheSamePermanentErrorThreeTimesStopsTheRunWhichResumesOnceMended) {
     EXPECT_NE(r.err.find("Incorrect API key provided"), std::string::npos) << r.err;
     const auto run = newest_run(db);
     ASSERT_TRUE(run.is_object());
-    EXPECT_EQ(run["status"], "failed");
+    EXPECT_EQ(run["status"], "interrupted");
+    EXPECT_EQ(run["summary"]["interruption"], "proposer_unavailable");
     EXPECT_NE(run["summary"]["error"].get<std::string>().find("Incorrect API key provided"), std::string::npos);
     EXPECT_EQ(run["summary"]["proposals"]["failed"], 3);
     const std::string id = run["run_id"];
@@ -202,12 +206,20 @@ TEST(RunLlm, TheSamePermanentErrorThreeTimesStopsTheRunWhichResumesOnceMended) {
     ASSERT_EQ(rep["iterations"].size(), 4u) << rep.dump(1);
     for (int i = 1; i <= 3; ++i) EXPECT_EQ(rep["iterations"][i]["status"], "permanent_error") << rep["iterations"][i].dump(1);
 
-    // Mended (the endpoint now answers): the stored run goes on from iteration 4.
-    const auto resumed = run_kevo({"run", "--resume", id, "--db", db, "--json"});
+    // Mended (the endpoint now answers): the stored run goes on from iteration 4, and the 3 failed
+    // iterations do not count against --iterations 4.
+    // The model is mended on the command line: a new segment of the run's settings.
+    const auto resumed = run_kevo({"run", "--resume", id, "--db", db, "--model", "mended-model", "--json"});
     ASSERT_EQ(resumed.exit_code, kevo::test::run_exit_status(resumed.json())) << resumed.err;
-    EXPECT_EQ(endpoint.requests(), 4u);
+    EXPECT_EQ(endpoint.requests(), 7u);
+    EXPECT_EQ(nlohmann::json::parse(endpoint.last_body(), nullptr, false)["model"], "mended-model");
+    const auto segments = run_kevo({"report", id, "--db", db, "--json"}).json()["segments"];
+    ASSERT_EQ(segments.size(), 1u) << segments.dump(1);
+    EXPECT_EQ(segments[0]["from_iteration"], 4);
+    EXPECT_EQ(segments[0]["changed"]["model"]["from"], "fake-model");
+    EXPECT_EQ(segments[0]["changed"]["model"]["to"], "mended-model");
     const auto summary = resumed.json();
-    EXPECT_EQ(summary["iterations"], 4);
+    EXPECT_EQ(summary["iterations"], 7);
     EXPECT_EQ(summary["proposals"]["failed"], 3);
     EXPECT_EQ(summary["proposals"]["evaluated"], 1);
     EXPECT_EQ(newest_run(db)["status"], "finished");

@@ -179,4 +179,13 @@ TEST(RunResume, ResumedAcrossADropoutBehavesLikeTheLiveRun) {
     EXPECT_EQ(resumed->iterations, kIterations);
 }
 
+// The hint kevo prints is a command a shell runs as it stands: --db and --out only where they are not
+// the defaults, and a word with a space or a quote quoted.
+TEST(RunResume, TheResumeHintIsACompleteCommand) {
+    EXPECT_EQ(kevo::resume_command("r1", "kevo.db", "kevo-runs"), "kevo run --resume r1");
+    EXPECT_EQ(kevo::resume_command("r1", "/tmp/s.db", "kevo-runs"), "kevo run --resume r1 --db /tmp/s.db");
+    EXPECT_EQ(kevo::resume_command("r1", "kevo.db", "out dir"), "kevo run --resume r1 --out 'out dir'");
+    EXPECT_EQ(kevo::resume_command("r1", "it's.db", ""), "kevo run --resume r1 --db 'it'\\''s.db'");
+}
+
 }  // namespace

@@ -122,6 +122,14 @@ IterationRecord unused_row(int iteration, kevo::IterationStatus status, const st
     return r;
 }
 
+IterationRecord failed_row(int iteration, kevo::IterationStatus status, const std::string& failure, int http_status,
+                           const std::string& diagnostics) {
+    IterationRecord r = unused_row(iteration, status, diagnostics);
+    r.failure = failure;
+    r.http_status = http_status;
+    return r;
+}
+
 // What the next prompt says about an unused answer, the permanent-failure streak that stops a run
 // and the counts of the summary all come from the rows, so a replay stands where the live run stood.
 TEST(SearchState, UnusedAnswersFailureStreaksAndCountsFollowTheRows) {
@@ -131,42 +139,50 @@ TEST(SearchState, UnusedAnswersFailureStreaksAndCountsFollowTheRows) {
         unused_row(2, kevo::IterationStatus::no_code, "no fenced code block"),
         unused_row(3, kevo::IterationStatus::edit_failed, "edit 1 of 1: SEARCH text not found"),
         unused_row(4, kevo::IterationStatus::duplicate, "same as iteration 1", 101),  // iteration 1's candidate id
-        unused_row(5, kevo::IterationStatus::permanent_error, "HTTP 401: bad key"),
-        unused_row(6, kevo::IterationStatus::permanent_error, "HTTP 401: bad key"),
-        unused_row(7, kevo::IterationStatus::permanent_error, "HTTP 404: no such model"),  // a different error starts again
-        unused_row(8, kevo::IterationStatus::permanent_error, "HTTP 404: no such model"),
+        // The message differs (a request id), the class and status do not: the same failure.
+        failed_row(5, kevo::IterationStatus::permanent_error, "auth", 401, "HTTP 401: bad key (request a1)"),
+        failed_row(6, kevo::IterationStatus::permanent_error, "auth", 401, "HTTP 401: bad key (request b2)"),
+        // A signal cutting the request is not the proposer's fault: the streaks neither grow nor end.
+        failed_row(7, kevo::IterationStatus::proposer_error, "interrupted", 0, "interrupted by SIGTERM"),
+        // Another class goes on with the streak of failures, and starts that of alike ones again.
+        failed_row(8, kevo::IterationStatus::permanent_error, "not_found", 404, "HTTP 404: no such model"),
+        failed_row(9, kevo::IterationStatus::permanent_error, "not_found", 404, "HTTP 404: no such model"),
     };
     std::vector<std::optional<UnusedAnswer>> unused;
-    std::vector<int> streaks;
+    std::vector<int> streaks, alike;
     SearchState live;
     for (const auto& r : rows) {
         live.apply(r, attempt_of(r));
         unused.push_back(live.unused());
-        streaks.push_back(live.identical_permanent_failures());
+        streaks.push_back(live.proposer_failures_in_a_row());
+        alike.push_back(live.same_failures_in_a_row());
     }
-    EXPECT_EQ(streaks, (std::vector<int>{0, 0, 0, 0, 0, 1, 2, 1, 2}));
+    EXPECT_EQ(streaks, (std::vector<int>{0, 0, 0, 0, 0, 1, 2, 2, 3, 4}));
+    EXPECT_EQ(alike, (std::vector<int>{0, 0, 0, 0, 0, 1, 2, 2, 1, 2}));
+    EXPECT_EQ(live.failed_proposals(), 5) << "not counted against --iterations, the interrupted one included";
     EXPECT_FALSE(unused[1].has_value()) << "an evaluated iteration leaves nothing to tell";
-    ASSERT_TRUE(unused[2] && unused[3] && unused[4] && unused[8]);
+    ASSERT_TRUE(unused[2] && unused[3] && unused[4] && unused[9]);
     EXPECT_EQ(unused[2]->kind, UnusedAnswer::Kind::no_code);
     EXPECT_EQ(unused[2]->detail, "no fenced code block");
     EXPECT_EQ(unused[3]->kind, UnusedAnswer::Kind::edit_failed);
     EXPECT_EQ(unused[4]->kind, UnusedAnswer::Kind::duplicate);
     EXPECT_EQ(unused[4]->duplicate_of, 1);
-    EXPECT_EQ(unused[8]->kind, UnusedAnswer::Kind::proposer_error);
-    EXPECT_EQ(unused[8]->iteration, 8);
-    EXPECT_EQ(unused[8]->in_a_row, 7);
+    EXPECT_EQ(unused[9]->kind, UnusedAnswer::Kind::proposer_error);
+    EXPECT_EQ(unused[9]->iteration, 9);
+    EXPECT_EQ(unused[9]->in_a_row, 8);
     const ProposalCounts& c = live.counts();
     EXPECT_EQ(c.evaluated, 1);
     EXPECT_EQ(c.no_code, 1);
     EXPECT_EQ(c.edit_failed, 1);
     EXPECT_EQ(c.duplicate, 1);
-    EXPECT_EQ(c.failed, 4);
+    EXPECT_EQ(c.failed, 5);
 
-    // A permanent failure then a success: the streak ends.
-    live.apply(row(9), attempt_of(row(9)));
-    EXPECT_EQ(live.identical_permanent_failures(), 0);
+    // A failure then a success: the streaks end.
+    live.apply(row(10), attempt_of(row(10)));
+    EXPECT_EQ(live.proposer_failures_in_a_row(), 0);
+    EXPECT_EQ(live.same_failures_in_a_row(), 0);
     EXPECT_FALSE(live.unused().has_value());
-    EXPECT_EQ(live.evaluated_at(109), 9);
+    EXPECT_EQ(live.evaluated_at(110), 10);
     EXPECT_EQ(live.evaluated_at(102), -1);
 }
 

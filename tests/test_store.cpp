@@ -596,6 +596,7 @@ TEST(StoreFile, VersionOneDatabaseIsMigratedAndItsRowsStillRead) {
     }
     ASSERT_TRUE(raw_exec(path,
                          "DROP TABLE study_cells; DROP TABLE studies; ALTER TABLE iterations DROP COLUMN strategy; "
+                         "ALTER TABLE iterations DROP COLUMN failure; ALTER TABLE iterations DROP COLUMN http_status; "
                          "ALTER TABLE iterations DROP COLUMN dropout; ALTER TABLE heldout DROP COLUMN iteration; "
                          "ALTER TABLE heldout DROP COLUMN passed; ALTER TABLE heldout DROP COLUMN reason; "
                          "ALTER TABLE heldout DROP COLUMN speedup; ALTER TABLE heldout DROP COLUMN speedup_spread; "
@@ -616,6 +617,8 @@ TEST(StoreFile, VersionOneDatabaseIsMigratedAndItsRowsStillRead) {
     ASSERT_EQ(its->size(), 1u);
     EXPECT_FALSE((*its)[0].dropout);
     EXPECT_TRUE((*its)[0].strategy.is_null());
+    EXPECT_EQ((*its)[0].failure, "");
+    EXPECT_EQ((*its)[0].http_status, 0);
     EXPECT_EQ((*its)[0].note, "seed");
     auto rows = store->load_heldout("r1");
     ASSERT_TRUE(rows) << rows.error().message;
@@ -700,6 +703,27 @@ TEST(StoreIterations, StrategyRecordRoundTrips) {
     ASSERT_TRUE(its);
     ASSERT_EQ(its->size(), 1u);
     EXPECT_EQ((*its)[0].strategy, it.strategy);
+}
+
+// Since schema 4 a failed proposal keeps its class and HTTP status (what --resume counts streaks by).
+TEST(StoreIterations, FailureClassAndHttpStatusRoundTrip) {
+    TempDir dir;
+    auto store = open_store(dir.file("kevo.db"));
+    ASSERT_TRUE(store);
+    ASSERT_TRUE(store->create_run(make_run("r1")));
+    IterationRecord failed = make_iteration("r1", 2);
+    failed.status = kevo::IterationStatus::permanent_error;
+    failed.failure = "auth";
+    failed.http_status = 401;
+    ASSERT_TRUE(store->add_iteration(failed));
+    ASSERT_TRUE(store->add_iteration(make_iteration("r1", 3)));
+    auto its = store->load_iterations("r1");
+    ASSERT_TRUE(its);
+    ASSERT_EQ(its->size(), 2u);
+    EXPECT_EQ((*its)[0].failure, "auth");
+    EXPECT_EQ((*its)[0].http_status, 401);
+    EXPECT_EQ((*its)[1].failure, "");
+    EXPECT_EQ((*its)[1].http_status, 0);
 }
 
 TEST(StoreFile, ReopeningSeesEverythingInWalMode) {

@@ -10,12 +10,14 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backend/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "cli/from_check.hpp"
 #include "cli/inapplicable_options.hpp"
+#include "core/clock.hpp"
 #include "core/files.hpp"
 #include "core/interrupt.hpp"
 #include "core/rng.hpp"
@@ -56,10 +58,12 @@ struct RunCliOptions {
     int iterations = kRunDefaults.iterations, warmup = kRunDefaults.warmup, repeat = kRunDefaults.repeat,
         max_repeat = kRunDefaults.max_repeat,
         stagnation = kRunDefaults.stagnation_window, gate_rounds = kRunDefaults.gate_rounds, gate_top = kRunDefaults.gate_top,
-        islands = kRunDefaults.islands, migration_every = kRunDefaults.migration_every, retries = 4;
+        islands = kRunDefaults.islands, migration_every = kRunDefaults.migration_every, retries = 4,
+        max_proposer_failures = kRunDefaults.max_proposer_failures;
     int64_t max_tokens_total = 0;
     double max_cost = 0, max_wall = 0, timeout = kRunDefaults.timeout_s, noise_cv = kRunDefaults.noise_cv, request_timeout = 300, command_timeout = 600,
-           price_in = 0, price_out = 0, retry_backoff = 1.0;
+           price_in = 0, price_out = 0, retry_backoff = 1.0, stream_timeout = LlmOptions{}.stream_timeout_s;
+    std::optional<int> max_prompt_tokens;  // unset: what the server reports, else the default (llm.hpp)
     // As given (a number or "none"), and as sent: unset values are left out of the request.
     std::string temperature_text = "0.7", max_tokens_text = "8192";
     std::optional<double> temperature = 0.7;
@@ -70,9 +74,15 @@ struct RunCliOptions {
     std::vector<std::string> given;  // the options named on the command line (what --resume may not change)
 };
 
-// What a resume may change: the budgets. Everything else would change what the stored iterations mean.
+// What a resume may change: the budgets, and how the proposer is reached (these do not change what
+// the stored iterations mean; a change of the connection is recorded as a segment of the settings).
+// Everything else would.
 const std::set<std::string> kResumeMayChange = {"--resume", "--db", "--json", "--iterations", "--max-wall", "--max-cost",
-                                                "--max-tokens-total"};
+                                                "--max-tokens-total", "--max-proposer-failures"};
+const std::set<std::string> kResumeMayReconnect = {"--base-url", "--model", "--temperature", "--max-tokens",
+                                                   "--max-completion-tokens", "--stream", "--request-timeout",
+                                                   "--stream-timeout", "--max-prompt-tokens", "--retries",
+                                                   "--retry-backoff", "--command", "--command-timeout"};
 
 // --out must take files before any work is done (not only after the search).
 Expected<void> check_writable_folder(const std::string& folder) {
@@ -97,6 +107,8 @@ void for_each_proposer_setting(RunCliOptions& o, Visit visit) {
     visit("stream", o.stream);
     visit("cost_from_server", o.cost_from_server);
     visit("request_timeout", o.request_timeout);
+    visit("stream_timeout", o.stream_timeout);
+    visit("max_prompt_tokens", o.max_prompt_tokens);
     visit("retries", o.retries);
     visit("retry_backoff", o.retry_backoff);
     visit("command_timeout", o.command_timeout);
@@ -137,6 +149,42 @@ std::map<std::string, std::pair<std::string, std::string>> resume_changes(RunCli
     return values;
 }
 
+bool given(const RunCliOptions& o, const char* flag) { return std::count(o.given.begin(), o.given.end(), flag) > 0; }
+
+// The proposer's settings a resume continues with: the stored ones, except where the command line
+// names a new connection (kResumeMayReconnect). A change is recorded as a new segment of the settings,
+// {"from_iteration", "at", "changed": {key: {"from", "to"}}}, which kevo report shows; `o` ends up
+// with the settings in force.
+nlohmann::json reconnected_settings(RunCliOptions& o, const nlohmann::json& stored, int from_iteration) {
+    nlohmann::json settings = stored, changed = nlohmann::json::object();
+    // --max-completion-tokens takes the place of the stored --max-tokens (read_request_limits), and
+    // a --max-tokens N that of a stored --max-completion-tokens.
+    const bool completion = given(o, "--max-completion-tokens");
+    const bool tokens = given(o, "--max-tokens") && o.max_tokens;
+    for_each_proposer_setting(o, [&](const char* key, auto& value) {
+        std::string flag = std::string("--") + key;
+        std::replace(flag.begin(), flag.end(), '_', '-');
+        const nlohmann::json before = stored.value(key, nlohmann::json(value));
+        const bool reset = (completion && flag == "--max-tokens") || (tokens && flag == "--max-completion-tokens");
+        if (!(given(o, flag.c_str()) && kResumeMayReconnect.count(flag)) && !reset) {
+            value = stored.value(key, value);
+            return;
+        }
+        if constexpr (requires { value.reset(); }) {
+            if (reset) value.reset();
+        }
+        const nlohmann::json after = value;
+        settings[key] = after;
+        if (after != before) changed[key] = {{"from", before}, {"to", after}};
+    });
+    if (!changed.empty()) {
+        nlohmann::json segment = {{"from_iteration", from_iteration}, {"at", utc_now_iso8601()}, {"changed", changed}};
+        if (!settings.contains("segments") || !settings["segments"].is_array()) settings["segments"] = nlohmann::json::array();
+        settings["segments"].push_back(std::move(segment));
+    }
+    return settings;
+}
+
 std::string api_key() {
     for (const char* name : {"KEVO_API_KEY", "OPENAI_API_KEY"})
         if (const char* v = std::getenv(name); v && *v) return v;
@@ -153,8 +201,6 @@ Expected<nlohmann::json> study_tag(const std::string& text) {
             return make_error(fmt::format("--study {}: \"{}\" (a string) is missing", text, key));
     return tag;
 }
-
-bool given(const RunCliOptions& o, const char* flag) { return std::count(o.given.begin(), o.given.end(), flag) > 0; }
 
 // --temperature and --max-tokens as given: a number, or "none" to leave it out of the request;
 // --max-completion-tokens takes the place of --max-tokens.
@@ -216,6 +262,8 @@ Expected<std::unique_ptr<Proposer>> make_proposer(const RunCliOptions& o, double
         l.stream = o.stream;
         l.cost_from_server = o.cost_from_server;
         l.request_timeout_s = o.request_timeout;
+        l.stream_timeout_s = o.stream_timeout;
+        l.max_prompt_tokens = o.max_prompt_tokens;
         l.max_retries = o.retries;
         l.backoff_initial_s = o.retry_backoff;
         l.price_prompt_per_mtok = o.price_in;
@@ -234,13 +282,15 @@ Expected<std::unique_ptr<Proposer>> make_proposer(const RunCliOptions& o, double
 }
 
 // improved and no_gain succeed; a best that failed the gate is 1, so that scripts notice; a run
-// stopped by a signal ends as the signal would (128 + its number), resumable.
-int exit_status(RunOutcome outcome) {
-    switch (outcome) {
+// stopped by a signal ends as the signal would (128 + its number), one whose proposer could not be
+// reached as an environment error (2); both resumable.
+int exit_status(const RunSummary& s) {
+    switch (s.outcome) {
         case RunOutcome::improved:
         case RunOutcome::no_gain: return kExitOk;
         case RunOutcome::best_failed_gate: return kExitRejected;
-        case RunOutcome::interrupted: return 128 + interrupt_signal();
+        case RunOutcome::interrupted:
+            return s.interruption == Interruption::proposer_unavailable ? kExitUsage : 128 + interrupt_signal();
     }
     return kExitUsage;
 }
@@ -287,7 +337,7 @@ std::string interrupted_text(const RunSummary& s, const std::string& db) {
                            iteration_name(s.recommended), num(s.best_score, "{:.4f}"), num(s.seed_score, "{:.4f}"));
     if (!s.best_path.empty()) out += fmt::format("  best kernel   {}\n", s.best_path);
     out += fmt::format("  proposals     {}\n", proposals_text(s.proposals));
-    return out + fmt::format("  resume with   kevo run --resume {} --db {}", s.run_id, db);
+    return out + fmt::format("  resume with   {}", s.resume ? *s.resume : resume_command(s.run_id, db, {}));
 }
 
 std::string summary_text(const RunSummary& s, const std::string& db) {
@@ -343,20 +393,21 @@ int run(RunCliOptions& o) {
         options = std::move(*stored);
         const auto changes = resume_changes(o, options);
         for (const auto& name : o.given) {
-            if (kResumeMayChange.count(name)) continue;
+            if (kResumeMayChange.count(name) || kResumeMayReconnect.count(name)) continue;
             auto it = changes.find(name);
             if (it == changes.end() || it->second.first != it->second.second)
                 return fail(fmt::format("--resume {} continues the run with its stored settings, so {} cannot change "
                                         "there{}: drop it to resume, or start a new run. A resume may change "
-                                        "--iterations (to search further), --max-wall, --max-cost and --max-tokens-total",
+                                        "--iterations (to search further), --max-wall, --max-cost, --max-tokens-total, "
+                                        "--max-proposer-failures, and how the proposer is reached: {}",
                                         o.resume, name,
                                         it == changes.end() ? "" : fmt::format(" (stored: {}, given: {})",
-                                                                               it->second.second, it->second.first)));
+                                                                               it->second.second, it->second.first),
+                                        fmt::join(kResumeMayReconnect, ", ")));
         }
-        // The proposer's own settings (endpoint, command, ...) come from the stored command line.
-        const auto& s = options.settings;
         o.proposer = options.proposer;
-        for_each_proposer_setting(o, [&](const char* key, auto& value) { value = s.value(key, value); });
+        extension.settings = reconnected_settings(o, options.settings, record->iterations_done + 1);
+        if (given(o, "--max-proposer-failures")) extension.max_proposer_failures = o.max_proposer_failures;
         if (given(o, "--iterations")) extension.iterations = o.iterations;
         if (given(o, "--max-wall")) extension.max_wall_s = o.max_wall;
         if (given(o, "--max-cost")) extension.max_cost_usd = o.max_cost;
@@ -376,6 +427,7 @@ int run(RunCliOptions& o) {
         options.max_cost_usd = o.max_cost;
         options.max_tokens_total = o.max_tokens_total;
         options.stagnation_window = o.stagnation;
+        options.max_proposer_failures = o.max_proposer_failures;
         options.gate_rounds = o.gate_rounds;
         options.gate_top = o.gate_top;
         options.islands = o.islands;
@@ -443,10 +495,17 @@ int run(RunCliOptions& o) {
     auto summary = o.resume.empty() ? loop.start(options, o.run_id) : loop.resume(o.resume, extension);
     if (!summary) return fail(summary.error().message);
     if (o.json) print_json(*summary);
-    else if (summary->outcome == RunOutcome::interrupted) say(false, interrupted_text(*summary, o.db));
-    else say(false, summary_text(*summary, o.db));
+    if (summary->outcome == RunOutcome::interrupted) {
+        say(o.json, interrupted_text(*summary, o.db));
+        // An environment error (exit 2) says so on stderr, whatever the mode.
+        if (summary->interruption == Interruption::proposer_unavailable)
+            say(true, fmt::format("kevo: run {} interrupted: {}; mend it and resume with {}", summary->run_id,
+                                  summary->stop_reason, summary->resume.value_or("")));
+    } else if (!o.json) {
+        say(false, summary_text(*summary, o.db));
+    }
     if (summary->outcome == RunOutcome::best_failed_gate) say(o.json, failed_gate_warning(*summary));
-    return exit_status(summary->outcome);
+    return exit_status(*summary);
 }
 
 }  // namespace
@@ -493,9 +552,21 @@ void setup_run(CLI::App& app, int& exit_code) {
     cmd->add_flag("--cost-from-server", o->cost_from_server,
                   "take each reply's cost from the server's x-litellm-response-cost header, and stop if one lacks it "
                   "(llm; lets --max-cost work without --price-in/--price-out)");
-    cmd->add_option("--request-timeout", o->request_timeout, "seconds per HTTP request (llm)")
+    cmd->add_option("--request-timeout", o->request_timeout,
+                    "seconds per HTTP request; with --stream, the longest silence between bytes (llm)")
         ->capture_default_str()
         ->check(finite_range(1, 86400));
+    cmd->add_option("--stream-timeout", o->stream_timeout, "with --stream: seconds the whole streamed request may take (0: no bound but --max-wall; llm)")
+        ->capture_default_str()
+        ->check(finite_range(0, 86400));
+    cmd->add_option("--max-prompt-tokens", o->max_prompt_tokens,
+                    "bound of the prompt in estimated tokens (default: the context size the server reports, else 32768; llm)")
+        ->check(whole_range(256, 100000000));
+    cmd->add_option("--max-proposer-failures", o->max_proposer_failures,
+                    "iterations in a row the proposer may fail (server gone, key refused, ...) before the run is "
+                    "interrupted, exit 2, resumable")
+        ->capture_default_str()
+        ->check(whole_range(1, 100000));
     cmd->add_option("--retries", o->retries, "retries after HTTP 429/5xx or a timeout (llm)")
         ->capture_default_str()
         ->check(whole_range(0, 100));

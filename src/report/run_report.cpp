@@ -38,6 +38,36 @@ nlohmann::json run_json(const RunRecord& r) {
             {"summary", r.summary}};
 }
 
+// The segments of a run's settings: each --resume that changed how the proposer is reached (its
+// base URL, model, ...) adds one, {"from_iteration", "at", "changed": {key: {"from", "to"}}}.
+nlohmann::json settings_segments(const nlohmann::json& settings) {
+    if (!settings.is_object()) return nlohmann::json::array();
+    const auto cli = settings.find("settings");
+    if (cli == settings.end() || !cli->is_object()) return nlohmann::json::array();
+    const auto segments = cli->find("segments");
+    return segments != cli->end() && segments->is_array() ? *segments : nlohmann::json::array();
+}
+
+std::string render_segments_text(const nlohmann::json& segments) {
+    std::string out;
+    for (const auto& seg : segments) {
+        std::string changes;
+        const nlohmann::json changed = seg.value("changed", nlohmann::json::object());
+        for (const auto& [key, change] : changed.items())
+            changes += fmt::format("{}{} {} -> {}", changes.empty() ? "" : ", ", key, change.value("from", nlohmann::json()).dump(),
+                                   change.value("to", nlohmann::json()).dump());
+        out += fmt::format("resumed from iteration {} ({}) with another connection: {}\n", seg.value("from_iteration", 0),
+                           seg.value("at", std::string("-")), changes);
+    }
+    return out;
+}
+
+// A string field of `doc`, "-" when it is absent or not a string.
+std::string string_or(const nlohmann::json& doc, const char* key) {
+    const auto it = doc.find(key);
+    return it != doc.end() && it->is_string() ? it->get<std::string>() : std::string("-");
+}
+
 // The gate's table: one row per kernel it examined (the seed's side, the one handed out, the rejected).
 std::string render_gate_text(const nlohmann::json& rows) {
     std::string out = fmt::format("\ngate\n{:<14} {:>5}  {:<14} {:<6} {:>18} {:>18} {:>9}  {}\n", "role", "iter", "verdict",
@@ -61,6 +91,7 @@ Expected<nlohmann::json> run_report_json(Store& store, const std::string& run_id
     auto run = store.load_run(run_id);
     if (!run) return run.error();
     nlohmann::json doc = run_json(*run);
+    doc["segments"] = settings_segments(run->settings);
     auto iterations = store.load_iterations(run_id);
     if (!iterations) return iterations.error();
     doc["iterations"] = nlohmann::json::array();
@@ -75,7 +106,9 @@ Expected<nlohmann::json> run_report_json(Store& store, const std::string& run_id
                                      {"diagnostics", it.diagnostics}, {"accepted", it.accepted},
                                      {"candidate_id", opt(it.candidate_id)}, {"note", it.note}, {"seconds", it.seconds},
                                      {"prompt_tokens", it.prompt_tokens}, {"completion_tokens", it.completion_tokens},
-                                     {"cost_usd", it.cost_usd}, {"dropout", it.dropout}, {"result", it.result}});
+                                     {"cost_usd", it.cost_usd}, {"dropout", it.dropout}, {"result", it.result},
+                                     {"failure", it.failure.empty() ? nlohmann::json(nullptr) : nlohmann::json(it.failure)},
+                                     {"http_status", it.http_status}});
     }
     doc["tokens"] = tokens;
     doc["cost_usd"] = cost;
@@ -106,6 +139,7 @@ std::string render_run_text(const nlohmann::json& d) {
                                   d["device"].get<std::string>(), d["backend"].get<std::string>(),
                                   d["profile"].get<std::string>(), d["proposer"].get<std::string>(),
                                   d["strategy"].get<std::string>(), d["created_at"].get<std::string>());
+    if (d.contains("segments")) out += render_segments_text(d["segments"]);
     // The score is the candidate's own evaluation in the search (in-distribution sizes); the gate's
     // side-by-side figures are in the gate table below. Notes are whole: the decision comes last.
     // Each score on both bases: the ceilings in force, and the datasheet's (docs/evaluation.md).
@@ -123,7 +157,10 @@ std::string render_run_text(const nlohmann::json& d) {
     }
     if (!d["heldout"].empty()) out += render_gate_text(d["heldout"]);
     const auto& s = d["summary"];
-    if (s.is_object() && !s.empty()) {
+    if (s.is_object() && s.contains("interruption") && s["interruption"].is_string())
+        out += fmt::format("\ninterrupted before the gate: {}\nresume with {}\n", string_or(s, "stop_reason"),
+                           string_or(s, "resume"));
+    else if (s.is_object() && !s.empty()) {
         out += fmt::format("\noutcome {}{}\n", s.value("outcome", "-"),
                            s.contains("recommended") ? fmt::format(" (handed out: iteration {})", s["recommended"].get<int>()) : "");
         out += fmt::format("seed {}  best {}  speed-up {}  held-out fraction {} (seed {})  held-out speed-up {}\nbest kernel: {}\n",

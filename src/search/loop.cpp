@@ -3,8 +3,11 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cassert>
+#include <cctype>
 #include <chrono>
+#include <string_view>
 #include <filesystem>
 #include <system_error>
 
@@ -19,6 +22,7 @@
 #include "eval/directives.hpp"
 #include "search/knob_defaults.hpp"
 #include "search/promotion.hpp"
+#include "search/proposers/common.hpp"
 #include "search/search_state.hpp"
 #include "search/source_identity.hpp"
 #include "search/strategies/registry.hpp"
@@ -30,9 +34,6 @@ namespace kevo {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The same permanent proposer failure this many times in a row ends the run (failed, resumable).
-constexpr int kIdenticalPermanentFailures = 3;
 
 std::string score_text(const std::optional<double>& s) { return s ? fmt::format("{:.4f}", *s) : std::string("-"); }
 
@@ -49,6 +50,10 @@ IterationRecord transcript(const std::string& run_id, int iteration, const Propo
     rec.completion_tokens = proposal.completion_tokens;
     rec.cost_usd = proposal.cost_usd;
     rec.note = proposal.note;
+    if (proposal.status == Proposal::Status::failed) {
+        rec.failure = proposer_failure_name(proposal.failure_class);
+        rec.http_status = proposal.http_status;
+    }
     return rec;
 }
 
@@ -126,6 +131,7 @@ private:
             }
             auto more = iterate(it);
             if (!more) return more.error();
+            if (!unavailable_.empty()) return interrupted(Interruption::proposer_unavailable);
             if (!*more) break;
         }
         if (interrupt_requested()) return interrupted();
@@ -133,8 +139,15 @@ private:
     }
 
     // The last iteration's number: --iterations proposals after the seed (and after the user's own
-    // starting kernel, which is iteration 1, when there is one).
-    int last_iteration() const { return options_.iterations + (options_.from_file.empty() ? 0 : 1); }
+    // starting kernel, which is iteration 1, when there is one). An iteration whose proposal failed
+    // (the server gone or refusing, a command that failed, a request cut by a signal or the deadline)
+    // is recorded but not counted: the budget is of proposals that came back. The rule reads the
+    // search state, so a resumed run counts exactly as the live one did.
+    int last_iteration() const {
+        return options_.iterations + (options_.from_file.empty() ? 0 : 1) + state_.failed_proposals();
+    }
+
+    std::string resume_hint() const { return resume_command(run_.run_id, store_.path(), options_.output_dir); }
 
     // Ctrl-C / SIGTERM are not failures: the run winds down with its best so far on disk. Any other
     // error ends it too: before its first iteration (the seed, the device) it failed; after, it is
@@ -142,13 +155,20 @@ private:
     Expected<RunSummary> stopped_by(const Error& error) {
         if (interrupt_requested()) return interrupted();
         run_.status = state_.started() && !fatal_ ? RunStatus::interrupted : RunStatus::failed;
-        if (run_.status == RunStatus::failed) run_.summary = {{"error", error.message}, {"proposals", state_.counts()}};
+        run_.summary = {{"error", error.message}, {"proposals", state_.counts()}};
         if (auto r = store_.update_run(run_); !r) return make_error(error.message + "; and " + r.error().message);
         return error;
     }
 
-    Expected<RunSummary> interrupted() {
+    // Stopped before the gate, resumable: by a signal, or by a proposer that keeps failing (then the
+    // stored summary says why, for kevo report).
+    Expected<RunSummary> interrupted(Interruption why = Interruption::signal) {
         run_.status = RunStatus::interrupted;
+        const std::string reason = why == Interruption::signal ? fmt::format("interrupted by {}", interrupt_signal_name())
+                                                               : "proposer unavailable: " + unavailable_;
+        if (why == Interruption::proposer_unavailable)
+            run_.summary = {{"error", unavailable_}, {"interruption", why}, {"stop_reason", reason},
+                            {"proposals", state_.counts()}, {"resume", resume_hint()}};
         if (auto r = store_.update_run(run_); !r) return r.error();
         RunSummary s;
         s.run_id = run_.run_id;
@@ -156,7 +176,9 @@ private:
         s.proposer = options_.proposer;
         s.strategy = strategy_->name();
         s.outcome = RunOutcome::interrupted;
-        s.stop_reason = fmt::format("interrupted by {}", interrupt_signal_name());
+        s.interruption = why;
+        s.stop_reason = reason;
+        s.resume = resume_hint();
         s.iterations = run_.iterations_done;
         s.proposals = state_.counts();
         s.cost_usd = state_.cost_usd();
@@ -188,7 +210,8 @@ private:
     std::unique_ptr<Strategy> strategy_;  // the population: what is proposed from, accepted, gated
     CeilingsUsed ceilings_;  // those the seed was scored against: shown to the proposer
     std::string stop_reason_;
-    bool fatal_ = false;  // the run cannot go on (its --from kernel is wrong, its proposer keeps failing): failed
+    bool fatal_ = false;  // the run cannot go on (its --from kernel is wrong, a cost cannot be told): failed
+    std::string unavailable_;  // why the proposer is taken to be unavailable (the run is then interrupted)
 
     void say(const std::string& line) const {
         if (progress_) progress_(line);
@@ -407,6 +430,10 @@ private:
         ctx.fresh_approach = plan.dropout;
         ctx.history = plan.history;
         ctx.inspirations = plan.inspirations;
+        // A request gets at most what --max-wall leaves of the run.
+        if (options_.max_wall_s > 0)
+            ctx.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
+                                              std::max(0.0, options_.max_wall_s - state_.seconds())));
         return ctx;
     }
 
@@ -431,24 +458,53 @@ private:
         std::string line;
         if (proposal.status != Proposal::Status::ok) {
             rec.status = unused_status(proposal);
-            rec.diagnostics = proposal.note;
+            // The record keeps the whole text (a multi-line server message); the line shows its note.
+            rec.diagnostics = proposal.detail.empty() ? proposal.note : proposal.detail;
             line = fmt::format("{}: {}", iteration_status_name(rec.status), proposal.note);
+        } else if (interrupt_requested()) {
+            line = cut_by_signal(rec);
         } else {
             auto judged = try_candidate(it, plan, proposal, rec, evaluated);
-            if (!judged) return judged.error();
-            line = std::move(*judged);
+            if (!judged && !interrupt_requested()) return judged.error();
+            if (!judged) evaluated.reset();
+            line = !judged ? cut_by_signal(rec) : proposal.note.empty() ? *judged : proposal.note + ": " + *judged;
         }
         rec.seconds = seconds_since(t0);
         if (auto r = record(rec, evaluated); !r) return r.error();
         const std::string placed = strategy_->placed(plan, rec.strategy);
-        say(fmt::format("[{:>3}/{}] {}{}{}  best {}", it, last_iteration(), placed.empty() ? "" : placed + ": ",
-                        proposal.note.empty() ? "" : proposal.note.substr(0, 60) + ": ", line,
+        say(fmt::format("[{:>3}/{}] {}{}  best {}", it, last_iteration(), placed.empty() ? "" : placed + ": ",
+                        one_line(line, 400),
                         score_text(strategy_->best().attempt.result.score)));
-        if (auto stop = proposer_cannot_go_on(proposal)) {
+        if (proposal.failure == Proposal::Failure::fatal) {
             fatal_ = true;
-            return make_error(*stop);
+            return make_error(fmt::format("the proposer cannot go on: {}; mend it and resume with {}", proposal.note,
+                                          resume_hint()));
         }
+        // The summary and the command's last lines say so, with the command that resumes it.
+        if (state_.proposer_failures_in_a_row() >= options_.max_proposer_failures) unavailable_ = unavailable_reason(proposal);
         return true;
+    }
+
+    // An answer that arrived as a signal came, before its candidate was judged: recorded (its
+    // transcript, tokens and cost count) as a proposal cut by the signal, not evaluated; a resume
+    // asks again. Returns the progress text.
+    static std::string cut_by_signal(IterationRecord& rec) {
+        rec.status = IterationStatus::proposer_error;
+        rec.failure = proposer_failure_name(ProposerFailure::interrupted);
+        rec.candidate_id.reset();
+        rec.diagnostics = fmt::format("interrupted by {} before the answer's candidate was evaluated (the answer is kept; "
+                                      "its tokens and cost are counted)", interrupt_signal_name());
+        return fmt::format("{}: {}", iteration_status_name(rec.status), rec.diagnostics);
+    }
+
+    // Why the proposer is taken to be unavailable: the streak, and the last failure's class.
+    std::string unavailable_reason(const Proposal& proposal) const {
+        const int n = state_.proposer_failures_in_a_row(), same = state_.same_failures_in_a_row();
+        const std::string failure = proposer_failure_name(proposal.failure_class);
+        const std::string alike = same == n ? fmt::format("{} each time", failure)
+                                            : fmt::format("the last {} {}", same, failure);
+        return fmt::format("the proposer failed {} times in a row ({}; --max-proposer-failures {}): {}", n, alike,
+                           options_.max_proposer_failures, proposal.note);
     }
 
     static IterationStatus unused_status(const Proposal& proposal) {
@@ -459,19 +515,6 @@ private:
         }
         const bool permanent = proposal.failure == Proposal::Failure::permanent || proposal.failure == Proposal::Failure::fatal;
         return permanent ? IterationStatus::permanent_error : IterationStatus::proposer_error;
-    }
-
-    // Why the run must stop after this proposal: a fatal failure, or the same permanent failure
-    // kIdenticalPermanentFailures times in a row (counted by the search state, so a resumed run
-    // that meets it once more stops again).
-    std::optional<std::string> proposer_cannot_go_on(const Proposal& proposal) const {
-        const std::string resume = fmt::format("mend it and resume with kevo run --resume {}", run_.run_id);
-        if (proposal.failure == Proposal::Failure::fatal)
-            return fmt::format("the proposer cannot go on: {}; {}", proposal.note, resume);
-        if (state_.identical_permanent_failures() >= kIdenticalPermanentFailures)
-            return fmt::format("the proposer failed {} times in a row with the same error, which retrying cannot mend: "
-                               "{}; {}", state_.identical_permanent_failures(), proposal.note, resume);
-        return std::nullopt;
     }
 
     // Stores the candidate, evaluates it unless it is a duplicate, and judges it against what the
@@ -495,11 +538,11 @@ private:
         Attempt attempt{it, proposal.source, proposal.defines, {}};
         auto result = evaluate(attempt, SizeSelection::in);
         if (!result)
-            return make_error(fmt::format("iteration {}: {} (run {} can be resumed)", it, result.error().message, run_.run_id));
+            return make_error(fmt::format("iteration {}: {} (resume with {})", it, result.error().message, resume_hint()));
         attempt.result = std::move(*result);
         auto decision = judge_against(strategy_->rival(plan, attempt.result), attempt);
         if (!decision)
-            return make_error(fmt::format("iteration {}: {} (run {} can be resumed)", it, decision.error().message, run_.run_id));
+            return make_error(fmt::format("iteration {}: {} (resume with {})", it, decision.error().message, resume_hint()));
         const EvalResult& r = attempt.result;
         rec.status = IterationStatus::evaluated;
         rec.verdict = verdict_name(r.verdict);
@@ -512,7 +555,7 @@ private:
         std::string line = fmt::format("{} score {}{}", rec.verdict, score_text(r.score),
                                        rec.accepted ? " ACCEPTED (" + decision->why + ")"
                                                     : (r.verdict == Verdict::ok ? " (" + decision->why + ")" : ""));
-        if (r.verdict != Verdict::ok) line += ": " + r.diagnostics.substr(0, 160);
+        if (r.verdict != Verdict::ok) line += ": " + one_line(r.diagnostics, 160);
         evaluated = StoredAttempt{*id, hash, std::move(attempt)};
         return line;
     }
@@ -640,8 +683,25 @@ private:
     }
 };
 
+// `word` as a POSIX shell reads it back: bare where it holds only safe characters, else quoted.
+std::string shell_word(const std::string& word) {
+    const bool bare = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("._/=:@%+,-").find(c) != std::string_view::npos;
+    });
+    if (bare) return word;
+    std::string out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
 }  // namespace
 
+std::string resume_command(const std::string& run_id, const std::string& db, const std::string& output_dir) {
+    std::string command = "kevo run --resume " + shell_word(run_id);
+    if (!db.empty() && db != "kevo.db") command += " --db " + shell_word(db);
+    if (!output_dir.empty() && output_dir != "kevo-runs") command += " --out " + shell_word(output_dir);
+    return command;
+}
 
 StrategySettings strategy_settings(const RunOptions& o) {
     StrategySettings s;
@@ -742,12 +802,14 @@ Expected<RunSummary> SearchLoop::resume(const std::string& run_id, const RunExte
     if (extension.max_wall_s) options->max_wall_s = *extension.max_wall_s;
     if (extension.max_cost_usd) options->max_cost_usd = *extension.max_cost_usd;
     if (extension.max_tokens_total) options->max_tokens_total = *extension.max_tokens_total;
+    if (extension.max_proposer_failures) options->max_proposer_failures = *extension.max_proposer_failures;
+    if (extension.settings) options->settings = *extension.settings;
     if (auto kept = keep_ceilings(*options, run_id); !kept) return kept.error();
     if (run->status == RunStatus::finished) {
         // Searching on after the gate: its verdict no longer holds, and it runs again at the end.
         if (auto r = store_.clear_heldout(run_id); !r) return r.error();
-        run->summary = nullptr;
     }
+    run->summary = nullptr;  // what the last stop said (an error, an interruption) no longer holds
     run->settings = *options;
     run->pid = static_cast<int>(::getpid());
     run->status = RunStatus::running;

@@ -31,11 +31,12 @@ struct RunOptions {
     std::string profile;            // resolved (small / paper / large)
     std::string proposer;           // name, for the record
     std::string strategy = "one-plus-one";
-    int iterations = 20;            // proposals after the seed
+    int iterations = 20;            // proposals after the seed (one whose proposer failed is not counted)
     double max_wall_s = 0;          // 0: no limit
     double max_cost_usd = 0;        // 0: no limit
     int64_t max_tokens_total = 0;   // prompt + completion tokens over the run; 0: no limit
     int stagnation_window = 6;      // iterations without improvement before optimisation dropout
+    int max_proposer_failures = 3;  // iterations in a row the proposer failed before the run is interrupted
     int history = 4;                // attempts shown to the proposer
     int gate_rounds = 3;            // interleaved rounds per kernel the gate examines
     int gate_top = 3;               // kernels of the population the gate examines, best first, before the seed
@@ -67,6 +68,18 @@ struct RejectedKernel {
 };
 KEVO_JSON_FIELDS(RejectedKernel, iteration, candidate_id, path, reason, detail)
 
+// Why a run stopped before the gate (outcome interrupted): a signal, or a proposer that failed
+// --max-proposer-failures times in a row (the server gone, a key refused, ...), which a resume
+// continues once mended. none: not interrupted.
+enum class Interruption { none, signal, proposer_unavailable };
+NLOHMANN_JSON_SERIALIZE_ENUM(Interruption, {{Interruption::none, nullptr},
+                                            {Interruption::signal, "signal"},
+                                            {Interruption::proposer_unavailable, "proposer_unavailable"}})
+
+// The command that resumes run `run_id`, complete as printed: with --db and --out where they are not
+// the defaults (kevo.db, kevo-runs), each word quoted for a POSIX shell where it needs it.
+std::string resume_command(const std::string& run_id, const std::string& db, const std::string& output_dir);
+
 // What `kevo run` ends with. Every figure describes the kernel handed out (best_path): the
 // search's best when it passed the gate, else the recommended fallback.
 struct RunSummary {
@@ -89,17 +102,23 @@ struct RunSummary {
     ProposalCounts proposals;                       // what became of the proposals
     double cost_usd = 0;
     nlohmann::json population;                      // islands: each island's best; map-elites: the archive
+    Interruption interruption = Interruption::none; // outcome interrupted: why
+    std::optional<std::string> resume;              // outcome interrupted: the command that continues the run
 };
 KEVO_JSON_FIELDS(RunSummary, run_id, task, proposer, strategy, population, outcome, recommended, iterations, seed_score, best_score, speedup,
                  speedup_spread, heldout_fraction, heldout_seed_fraction, heldout_speedup, heldout_speedup_spread,
-                 heldout_best_verdict, best_path, rejected, within_noise, gate, ceilings, stop_reason, proposals, cost_usd)
+                 heldout_best_verdict, best_path, rejected, within_noise, gate, ceilings, stop_reason, proposals, cost_usd,
+                 interruption, resume)
 
-// What `kevo run --resume` may change: a longer search or larger budgets (nothing that would change
-// what the stored iterations mean).
+// What `kevo run --resume` may change: a longer search, larger budgets, and the proposer's
+// connection (its settings as the command line gives them, with the segment that records the
+// change: cli/cmd_run.cpp); nothing that would change what the stored iterations mean.
 struct RunExtension {
     std::optional<int> iterations;
     std::optional<double> max_wall_s, max_cost_usd;
     std::optional<int64_t> max_tokens_total;
+    std::optional<int> max_proposer_failures;
+    std::optional<nlohmann::json> settings;  // replaces RunOptions::settings
 };
 
 class SearchLoop {
@@ -125,7 +144,7 @@ private:
 
 // The options as stored with a run (RunRecord::settings); a field a stored run lacks keeps its default.
 KEVO_JSON_FIELDS(RunOptions, task, backend, device, profile, proposer, strategy, iterations, max_wall_s, max_cost_usd,
-                 max_tokens_total, stagnation_window, history, gate_rounds, gate_top, islands, migration_every, warmup, repeat,
+                 max_tokens_total, max_proposer_failures, stagnation_window, history, gate_rounds, gate_top, islands, migration_every, warmup, repeat,
                  max_repeat, noise_cv, timeout_s, roofline, seed, output_dir, from_file,
                  from_source, settings, ceilings)
 Expected<RunOptions> run_options_from_json(const nlohmann::json& j);

@@ -56,6 +56,7 @@ void SearchState::apply(const IterationRecord& record, const std::optional<Store
         ++proposals_;
         count(counts_, record.status);
         note_unused(record);
+        note_failure(record);
     }
     if (!evaluated) return;
     hashes_.insert(evaluated->hash);
@@ -64,12 +65,23 @@ void SearchState::apply(const IterationRecord& record, const std::optional<Store
     if (record.iteration == 0) seed_ = *evaluated;
 }
 
-void SearchState::note_unused(const IterationRecord& record) {
-    const bool permanent = record.status == IterationStatus::permanent_error;
-    const bool same = permanent_streak_ > 0 && record.diagnostics == permanent_message_;
-    permanent_streak_ = !permanent ? 0 : same ? permanent_streak_ + 1 : 1;
-    permanent_message_ = permanent ? record.diagnostics : std::string();
+void SearchState::note_failure(const IterationRecord& record) {
+    const bool failed = record.status == IterationStatus::proposer_error || record.status == IterationStatus::permanent_error;
+    const bool cut = record.failure == proposer_failure_name(ProposerFailure::interrupted) ||
+                     record.failure == proposer_failure_name(ProposerFailure::deadline);
+    if (failed && cut) return;  // a signal or the run's deadline: not the proposer's fault
+    if (!failed) {
+        failure_streak_ = same_failure_streak_ = 0;
+        streak_failure_.clear();
+        return;
+    }
+    const std::string key = record.failure + "/" + std::to_string(record.http_status);
+    same_failure_streak_ = failure_streak_ > 0 && key == streak_failure_ ? same_failure_streak_ + 1 : 1;
+    ++failure_streak_;
+    streak_failure_ = key;
+}
 
+void SearchState::note_unused(const IterationRecord& record) {
     const auto kind = unused_kind(record.status);
     if (!kind) {
         unused_.reset();

@@ -53,8 +53,16 @@ public:
     const StoredAttempt* attempt(int64_t candidate_id) const;
     // The last iteration, when it evaluated nothing (what the next prompt says about it).
     const std::optional<UnusedAnswer>& unused() const { return unused_; }
-    // How many iterations in a row, up to the last, failed permanently with the same message.
-    int identical_permanent_failures() const { return permanent_streak_; }
+    // How many iterations in a row, up to the last, evaluated nothing because the proposer failed
+    // (whatever the class; a signal or the run's deadline cutting a request neither counts nor
+    // breaks the streak). What --max-proposer-failures counts.
+    int proposer_failures_in_a_row() const { return failure_streak_; }
+    // Of those, how many in a row failed with the same class and HTTP status as the last one
+    // ("auth" with 401 three times), compared by class, never by the message's text.
+    int same_failures_in_a_row() const { return same_failure_streak_; }
+    // Iterations whose proposal failed (the proposer's fault or a signal/deadline cutting it):
+    // recorded, but not counted against --iterations (loop.hpp, RunDriver::last_iteration).
+    int failed_proposals() const { return counts_.failed; }
     const ProposalCounts& counts() const { return counts_; }
     int proposals() const { return proposals_; }
     int last_iteration() const { return last_iteration_; }  // -1 before the seed
@@ -63,15 +71,16 @@ public:
     double seconds() const { return seconds_; }            // wall time of the recorded iterations
 
 private:
-    void note_unused(const IterationRecord& record);  // unused_, the permanent-failure streak
+    void note_unused(const IterationRecord& record);    // unused_
+    void note_failure(const IterationRecord& record);   // the proposer-failure streaks
 
     std::optional<StoredAttempt> seed_;
     std::set<std::string> hashes_;
     std::map<int64_t, int> evaluated_at_;          // candidate id -> the iteration that evaluated it
     std::map<int64_t, StoredAttempt> attempts_;  // candidate id -> what was evaluated
     std::optional<UnusedAnswer> unused_;
-    int permanent_streak_ = 0;
-    std::string permanent_message_;
+    int failure_streak_ = 0, same_failure_streak_ = 0;
+    std::string streak_failure_;  // the last failure's class and HTTP status ("auth/401")
     ProposalCounts counts_;
     int proposals_ = 0, last_iteration_ = -1;
     double cost_usd_ = 0, seconds_ = 0;

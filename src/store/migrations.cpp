@@ -121,6 +121,13 @@ CREATE TABLE study_cells (
 );
 CREATE INDEX study_cells_by_run ON study_cells(run_id);
 )sql",
+    // 4: an iteration whose proposal failed names the failure's class ("auth", "unreachable", ...)
+    // and the last HTTP status, so that --resume counts a streak of proposer failures by the same
+    // rule as the live run, never by the wording of a message.
+    R"sql(
+ALTER TABLE iterations ADD COLUMN failure TEXT NOT NULL DEFAULT '';
+ALTER TABLE iterations ADD COLUMN http_status INTEGER NOT NULL DEFAULT 0;
+)sql",
 };
 
 Expected<int> read_user_version(sqlite3* db, const std::string& path) {

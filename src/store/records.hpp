@@ -71,6 +71,10 @@ struct IterationRecord {
     std::string note;              // proposer's note ("BX=32 BY=8", "HTTP 429, retried 3x", ...)
     bool dropout = false;          // began with an optimisation dropout: history withheld, a different approach asked for
     nlohmann::json strategy;       // since schema 3: what the search strategy recorded (island, parent, archive cell)
+    // Since schema 4, for a proposal that failed: the failure's class (proposer_failure_name: "auth",
+    // "unreachable", ...; empty otherwise) and the last reply's HTTP status (0: none arrived).
+    std::string failure;
+    int http_status = 0;
 };
 
 // One kernel the gate examined side by side with the seed.

@@ -339,7 +339,8 @@ Expected<void> Store::add_iteration(const IterationRecord& it) {
         db_,
         "INSERT OR REPLACE INTO iterations (run_id, iteration, candidate_id, status, verdict, score, "
         "diagnostics, accepted, prompt, answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note, "
-        "dropout, strategy) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18)",
+        "dropout, strategy, failure, http_status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
+        "?15, ?16, ?17, ?18, ?19, ?20)",
         path_);
     if (!stmt) return stmt.error();
     stmt->bind_text(1, it.run_id)
@@ -359,7 +360,9 @@ Expected<void> Store::add_iteration(const IterationRecord& it) {
         .bind_opt_text(15, json_text(it.result))
         .bind_text(16, it.note)
         .bind_int(17, it.dropout ? 1 : 0)
-        .bind_opt_text(18, json_text(it.strategy));
+        .bind_opt_text(18, json_text(it.strategy))
+        .bind_text(19, it.failure)
+        .bind_int(20, it.http_status);
     return stmt->run(fmt::format("cannot add iteration {} of run '{}'", it.iteration, it.run_id));
 }
 
@@ -368,8 +371,8 @@ Expected<std::vector<IterationRecord>> Store::load_iterations(const std::string&
     auto stmt = Statement::prepare(
         db_,
         "SELECT run_id, iteration, candidate_id, status, verdict, score, diagnostics, accepted, prompt, "
-        "answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note, dropout, strategy "
-        "FROM iterations WHERE run_id = ?1 ORDER BY iteration",
+        "answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note, dropout, strategy, failure, "
+        "http_status FROM iterations WHERE run_id = ?1 ORDER BY iteration",
         path_);
     if (!stmt) return stmt.error();
     stmt->bind_text(1, run_id);
@@ -408,6 +411,8 @@ Expected<std::vector<IterationRecord>> Store::load_iterations(const std::string&
                                                       run_id));
         if (!strategy) return strategy.error();
         it.strategy = std::move(*strategy);
+        it.failure = stmt->text(18);
+        it.http_status = static_cast<int>(stmt->int64(19));
         iterations.push_back(std::move(it));
     }
     return iterations;

@@ -19,6 +19,8 @@ const std::vector<OptionKey>& model_keys() {
         {"stream", "--stream", Kind::flag, 0, 0, {}, {"llm"}},
         {"cost_from_server", "--cost-from-server", Kind::flag, 0, 0, {}, {"llm"}},
         {"request_timeout", "--request-timeout", Kind::number, 1, 86400, {}, {"llm"}},
+        {"stream_timeout", "--stream-timeout", Kind::number, 0, 86400, {}, {"llm"}},
+        {"max_prompt_tokens", "--max-prompt-tokens", Kind::integer, 256, 1e8, {}, {"llm"}},
         {"retries", "--retries", Kind::integer, 0, 100, {}, {"llm"}},
         {"retry_backoff", "--retry-backoff", Kind::number, 0, 3600, {}, {"llm"}},
         {"price_in", "--price-in", Kind::number, 0, 1e6, {}, {"llm"}},
@@ -42,6 +44,7 @@ const std::vector<OptionKey>& run_keys() {
         {"from", "--from", Kind::text, 0, 0, {}, {}},
         {"timeout", "--timeout", Kind::number, 0.1, 86400, {}, {}},
         {"stagnation", "--stagnation", Kind::integer, 0, 100000, {}, {}},
+        {"max_proposer_failures", "--max-proposer-failures", Kind::integer, 1, 100000, {}, {}},
         {"roofline", "--roofline", Kind::word, 0, 0, {"static", "workload"}, {}},
     };
     return keys;

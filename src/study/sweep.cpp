@@ -223,7 +223,9 @@ private:
         p.best_score = run->best_score;
         if (run->summary.is_object()) {
             if (run->status == RunStatus::finished) p.note = run->summary.value("outcome", std::string());
-            if (run->status == RunStatus::failed) p.note = run->summary.value("error", std::string());
+            // A failed run's error, and why a run was interrupted by its proposer (a signal stores none).
+            if (run->status == RunStatus::failed || run->status == RunStatus::interrupted)
+                p.note = run->summary.value("error", std::string());
         }
         auto iterations = store_.load_iterations(p.run_id);
         if (!iterations) return iterations.error();

@@ -16,7 +16,10 @@ void Lineage::apply(const IterationRecord& record, const std::optional<StoredAtt
         since_improvement_ = 0;
     }
     if (!evaluated) {
-        ++since_improvement_;
+        // A proposal that failed (the proposer could not answer) was no attempt: it brings no
+        // dropout nearer, as it counts against no --iterations budget.
+        const bool failed = record.status == IterationStatus::proposer_error || record.status == IterationStatus::permanent_error;
+        if (!failed) ++since_improvement_;
         return;
     }
     if (record.accepted) {
