@@ -128,7 +128,14 @@ TEST(RunCeilings, ARunResumedAfterKevoCalibrateKeepsTheCeilingsItStartedWith) {
     const auto fresh = run_kevo({"eval", "saxpy", seed, "--backend", "opencl", "--device", dev, "--profile", "small",
                                  "--warmup", "1", "--repeat", "3", "--json"});
     ASSERT_EQ(fresh.exit_code, 0) << fresh.err;
-    EXPECT_EQ(fresh.json()["ceilings"].value("measured_at", ""), newer);
+    // On a loaded machine the quick calibration can come out below what saxpy then reaches; the evaluation
+    // re-measures (and says so) rather than report a fraction above 1. Either way it never uses the pinned one.
+    const std::string used = fresh.json()["ceilings"].value("measured_at", "");
+    if (used != newer) {
+        EXPECT_GT(used, newer) << "a re-measurement is newer still";
+        EXPECT_NE(fresh.json()["warnings"].dump().find("the ceilings were re-measured"), std::string::npos) << fresh.out;
+    }
+    EXPECT_NE(used, pinned);
 }
 
 }  // namespace

@@ -22,6 +22,7 @@
 #include "core/interrupt.hpp"
 #include "core/rng.hpp"
 #include "eval/calibration.hpp"
+#include "eval/fraction_text.hpp"
 #include "report/eval_text.hpp"
 #include "search/loop.hpp"
 #include "search/proposers/cmd.hpp"
@@ -352,8 +353,8 @@ std::string summary_text(const RunSummary& s, const std::string& db) {
         "  proposals             {}\n"
         "  best kernel           {}\n",
         s.run_id, s.task, s.stop_reason, outcome_text(s), num(s.seed_score, "{:.4f}"), num(s.best_score, "{:.4f}"),
-        iteration_name(s.recommended), with_spread(s.speedup, s.speedup_spread), num(s.heldout_fraction, "{:.4f}"),
-        num(s.heldout_seed_fraction, "{:.4f}"), s.heldout_best_verdict,
+        iteration_name(s.recommended), with_spread(s.speedup, s.speedup_spread), fraction_text(s.heldout_fraction),
+        fraction_text(s.heldout_seed_fraction), s.heldout_best_verdict,
         with_spread(s.heldout_speedup, s.heldout_speedup_spread), proposals_text(s.proposals), s.best_path);
     if (s.rejected) out += fmt::format("  rejected kernel       {}   ({})\n", s.rejected->path, s.rejected->reason);
     if (s.within_noise)

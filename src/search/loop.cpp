@@ -20,6 +20,7 @@
 #include "core/interrupt.hpp"
 #include "eval/calibration.hpp"
 #include "eval/directives.hpp"
+#include "eval/fraction_text.hpp"
 #include "search/knob_defaults.hpp"
 #include "search/promotion.hpp"
 #include "search/proposers/common.hpp"
@@ -645,7 +646,7 @@ private:
             const std::string status =
                 e.passed ? fmt::format("passed the held-out gate (outcome {}): held-out Phi {}, speed-up over the seed {} "
                                        "in distribution, {} held-out", outcome_name(report.outcome),
-                                       e.heldout_fraction ? fmt::format("{:.4f}", *e.heldout_fraction) : "-",
+                                       fraction_text(e.heldout_fraction),
                                        e.speedup ? fmt::format("{:.3f}x", *e.speedup) : "-",
                                        e.heldout_speedup ? fmt::format("{:.3f}x", *e.heldout_speedup) : "-")
                          : e.failure == GateFailure::within_noise
