@@ -173,45 +173,57 @@ private:
 };
 
 // A relay between kevo and the proxy on 127.0.0.1 that keeps every request body it forwards (the
-// bodies the proxy received) and the x-litellm-* headers of the reply. Under /nochoices/ it deletes
-// `choices` from the proxy's reply (a 200 without choices, usage kept) and remembers that usage.
+// bodies the proxy received), the usage of every reply it passed on, and the x-litellm-* headers of
+// the reply. Under /nochoices/ it deletes `choices` from the proxy's reply (a 200 without choices,
+// usage kept) and remembers that usage; under /slowafter1/ every request after the first asks for
+// the model `kevo-slow` (a reply, then a request that hangs: where a signal lands in a real run).
 class RecordingRelay {
 public:
+    enum class Route { plain, strip_choices, slow_after_first };
+
     RecordingRelay(int upstream_port, double upstream_timeout_s) {
         const auto forward = [this, upstream_port, upstream_timeout_s](const httplib::Request& req, httplib::Response& res,
-                                                                        bool strip_choices) {
+                                                                        Route route) {
+            std::string request = req.body;
             {
                 std::lock_guard lock(mutex_);
-                bodies_.push_back(req.body);
+                if (route == Route::slow_after_first && slow_seen_++ > 0) {
+                    auto j = nlohmann::json::parse(request, nullptr, false);
+                    if (j.is_object()) j["model"] = "kevo-slow", request = j.dump();
+                }
+                bodies_.push_back(request);
             }
             httplib::Client client("127.0.0.1", upstream_port);
             client.set_read_timeout(std::chrono::milliseconds(static_cast<long>(upstream_timeout_s * 1000)));
             httplib::Headers headers;
             for (const char* name : {"Authorization", "Accept"})
                 if (req.has_header(name)) headers.emplace(name, req.get_header_value(name));
-            auto up = client.Post("/v1/chat/completions", headers, req.body, "application/json");
+            auto up = client.Post("/v1/chat/completions", headers, request, "application/json");
             if (!up) {
                 res.status = 502;
                 return;
             }
             std::string body = up->body;
-            if (strip_choices) {
-                auto j = nlohmann::json::parse(body, nullptr, false);
-                if (j.is_object()) {
-                    j.erase("choices");
-                    std::lock_guard lock(mutex_);
-                    stripped_usage_ = j.value("usage", nlohmann::json());
-                    body = j.dump();
-                }
+            auto j = nlohmann::json::parse(body, nullptr, false);
+            if (j.is_object() && j.contains("usage")) {
+                std::lock_guard lock(mutex_);
+                usages_.push_back(j["usage"]);
+            }
+            if (route == Route::strip_choices && j.is_object()) {
+                j.erase("choices");
+                std::lock_guard lock(mutex_);
+                stripped_usage_ = j.value("usage", nlohmann::json());
+                body = j.dump();
             }
             res.status = up->status;
             for (const auto& [k, v] : up->headers)
                 if (k.rfind("x-litellm-", 0) == 0) res.set_header(k, v);
             res.set_content(body, up->get_header_value("Content-Type"));
         };
-        server_.Post("/v1/chat/completions", [forward](const httplib::Request& q, httplib::Response& r) { forward(q, r, false); });
-        server_.Post("/nochoices/v1/chat/completions",
-                     [forward](const httplib::Request& q, httplib::Response& r) { forward(q, r, true); });
+        for (const auto& [prefix, route] : {std::pair{"", Route::plain}, std::pair{"/nochoices", Route::strip_choices},
+                                            std::pair{"/slowafter1", Route::slow_after_first}})
+            server_.Post(std::string(prefix) + "/v1/chat/completions",
+                         [forward, route](const httplib::Request& q, httplib::Response& r) { forward(q, r, route); });
         port_ = server_.bind_to_any_port("127.0.0.1");
         thread_ = std::thread([this] { server_.listen_after_bind(); });
         while (!server_.is_running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -231,6 +243,11 @@ public:
         std::lock_guard lock(mutex_);
         return stripped_usage_;
     }
+    // The usage of every whole (not streamed) reply passed on, in order.
+    std::vector<nlohmann::json> usages() {
+        std::lock_guard lock(mutex_);
+        return usages_;
+    }
 
 private:
     httplib::Server server_;
@@ -238,7 +255,9 @@ private:
     int port_ = 0;
     std::mutex mutex_;
     std::vector<std::string> bodies_;
+    std::vector<nlohmann::json> usages_;
     nlohmann::json stripped_usage_;
+    int slow_seen_ = 0;
 };
 
 }  // namespace kevo::test

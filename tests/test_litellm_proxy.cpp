@@ -196,7 +196,8 @@ TEST(LiteLlmProxy, FailuresAreClassifiedAndDeadlinesKept) {
 // kevo run against the proxy through a relay that keeps the bodies the proxy received: SIGTERM
 // during a 30 s mock delay ends the run within 2 s; a 2 MB rejected candidate never reaches a later
 // request in full; of two code blocks the model's kernel is evaluated, not the quoted seed; a 200
-// without choices keeps its usage.
+// without choices keeps its usage and spends both caps; SIGTERM after a reply keeps that reply's
+// tokens and cost; a --stream run resumed with --no-stream asks for whole answers.
 TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
     KEVO_REQUIRE_LITELLM(litellm);
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
@@ -258,6 +259,63 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
     const auto rep = report(db, none.json()["run_id"]);
     EXPECT_EQ(rep["tokens"], usage["prompt_tokens"].get<int>() + usage["completion_tokens"].get<int>()) << rep.dump(1);
     EXPECT_GT(rep["cost_usd"].get<double>(), 0.0);
+
+    // Replies without choices count against both caps: the first one spends the token budget (and,
+    // priced by the server, the cost cap), so no second request is sent.
+    for (const std::vector<std::string>& cap : {std::vector<std::string>{"--max-tokens-total", "1"},
+                                                std::vector<std::string>{"--max-cost", "0.0000001"}}) {
+        const size_t sent = relay.bodies().size();
+        std::vector<std::string> more = {"--iterations", "3", "--cost-from-server", "--max-proposer-failures", "3"};
+        more.insert(more.end(), cap.begin(), cap.end());
+        const auto capped = run_kevo(llm_run(relay.base_url("/nochoices"), "kevo-good", db, more));
+        EXPECT_EQ(relay.bodies().size(), sent + 1) << cap[0] << ": " << capped.err;
+        const std::string reason = capped.json().value("stop_reason", "");
+        EXPECT_NE(reason.find(cap[0] == "--max-cost" ? "cost cap" : "token budget"), std::string::npos) << capped.out;
+    }
+
+    // A reply received, then SIGTERM during the next request (the relay sends it to kevo-slow): the
+    // run exits within 2 s and keeps the tokens and the server's cost of the reply it received.
+    {
+        const size_t sent = relay.bodies().size(), replies = relay.usages().size();
+        const auto args = llm_run(relay.base_url("/slowafter1"), "kevo-good", db,
+                                  {"--iterations", "3", "--cost-from-server", "--run-id", "received"});
+        const pid_t pid = kevo::test::spawn_kevo(args, temp("received.log"));
+        ASSERT_GT(pid, 0);
+        const auto until = Clock::now() + std::chrono::seconds(180);
+        while (relay.bodies().size() < sent + 2 && Clock::now() < until)
+            std::this_thread::sleep_for(std::chrono::milliseconds(50));
+        ASSERT_EQ(relay.bodies().size(), sent + 2) << slurp(temp("received.log"));
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+        const auto signalled = Clock::now();
+        ::kill(pid, SIGTERM);
+        int status = 0;
+        while (::waitpid(pid, &status, WNOHANG) == 0 && seconds_since(signalled) < 25)
+            std::this_thread::sleep_for(std::chrono::milliseconds(20));
+        const double took = seconds_since(signalled);
+        if (took >= 25) ::kill(pid, SIGKILL), ::waitpid(pid, &status, 0);
+        EXPECT_LT(took, 2.0) << slurp(temp("received.log"));
+        const auto usages = relay.usages();
+        ASSERT_EQ(usages.size(), replies + 1) << "one reply reached kevo before the signal";
+        const auto got = report(db, "received");
+        EXPECT_EQ(got["status"], "interrupted");
+        EXPECT_EQ(got["tokens"], usages.back()["prompt_tokens"].get<int>() + usages.back()["completion_tokens"].get<int>())
+            << got.dump(1);
+        EXPECT_GT(got["cost_usd"].get<double>(), 0.0) << got.dump(1);
+    }
+
+    // Started with --stream, resumed with --no-stream: the resumed requests ask for one whole answer,
+    // and the change is a segment of the run's settings.
+    const auto streamed = run_kevo(llm_run(relay.base_url(), "kevo-good", db, {"--iterations", "1", "--stream", "--run-id", "streamed"}));
+    ASSERT_EQ(streamed.exit_code, kevo::test::run_exit_status(streamed.json())) << streamed.err;
+    EXPECT_EQ(nlohmann::json::parse(relay.bodies().back(), nullptr, false).value("stream", false), true);
+    const auto whole = run_kevo({"run", "--resume", "streamed", "--db", db, "--iterations", "2", "--no-stream", "--json"});
+    ASSERT_EQ(whole.exit_code, kevo::test::run_exit_status(whole.json())) << whole.err;
+    EXPECT_EQ(nlohmann::json::parse(relay.bodies().back(), nullptr, false).value("stream", false), false)
+        << relay.bodies().back().substr(0, 300);
+    const auto segments = report(db, "streamed")["segments"];
+    ASSERT_EQ(segments.size(), 1u) << segments.dump(1);
+    EXPECT_EQ(segments[0]["changed"]["stream"]["from"], true);
+    EXPECT_EQ(segments[0]["changed"]["stream"]["to"], false);
     ::unsetenv("KEVO_API_KEY");
 }
 

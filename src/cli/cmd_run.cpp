@@ -549,7 +549,9 @@ void setup_run(CLI::App& app, int& exit_code) {
     cmd->add_option("--max-completion-tokens", o->max_completion_tokens,
                     "answer token limit as max_completion_tokens, in place of --max-tokens (reasoning models; llm)")
         ->check(whole_range(1, 10000000));
-    cmd->add_flag("--stream", o->stream, "ask for the answer as a stream of server-sent events (llm)");
+    // --no-stream exists so that a resume can switch a stored --stream off (both count as "--stream").
+    cmd->add_flag("--stream,!--no-stream", o->stream,
+                  "ask for the answer as a stream of server-sent events; --no-stream: one whole answer (llm)");
     cmd->add_flag("--cost-from-server", o->cost_from_server,
                   "take each reply's cost from the server's x-litellm-response-cost header, and stop if one lacks it "
                   "(llm; lets --max-cost work without --price-in/--price-out)");
