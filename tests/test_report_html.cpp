@@ -501,9 +501,9 @@ TEST_F(ReportStore, StudyPageHoldsTheStoresNumbers) {
         EXPECT_NE(scatter.find(fmt::format("<text class=\"point-label\" data-tag=\"{}\"", c.task)), std::string::npos) << c.task;
     }
     // Which figures are the gate's and which the search's own, said where they stand.
-    EXPECT_NE(scatter.find("speed-up of the search's best (gate, x seed)"), std::string::npos);
-    EXPECT_NE(figure_svg(page, "best-so-far-saxpy").find("The search's own scores"), std::string::npos);
-    EXPECT_NE(figure_svg(page, "repairs").find("the search's own in-distribution score"), std::string::npos);
+    EXPECT_NE(scatter.find(escaped("speed-up of the search's best (gate, x seed)")), std::string::npos);
+    EXPECT_NE(figure_svg(page, "best-so-far-saxpy").find(escaped("The search's own scores")), std::string::npos);
+    EXPECT_NE(figure_svg(page, "repairs").find(escaped("the search's own in-distribution score")), std::string::npos);
     EXPECT_NE(page.find("gate speed-up "), std::string::npos) << "the runs' summaries";
     // Two models, three tasks, correct and wrong proposals: both shares of the variance are drawn.
     EXPECT_EQ(count(figure_svg(page, "variance"), "<rect class=\"mark\""), 2u) << figure_svg(page, "variance");
@@ -669,7 +669,7 @@ TEST_F(ReportStore, TheFromKernelHasItsOwnBarInTheVerdictMix) {
     const std::string fig = figure_svg(html({from_run_}, "from.html"), "verdict-mix");
     EXPECT_EQ(count(fig, "data-series=\"the --from kernel\" data-category=\"1\""), 1u) << fig;
     EXPECT_EQ(count(fig, "<g class=\"legend\"><title>the --from kernel</title>"), 1u) << fig;
-    EXPECT_NE(fig.find("iteration 1 holds the user's own kernel"), std::string::npos) << fig;
+    EXPECT_NE(fig.find("iteration 1 holds the user&#39;s own kernel"), std::string::npos) << fig;
     for (const auto& it : *its)
         if (it.iteration > 0)
             EXPECT_GE(count(fig, fmt::format("data-category=\"{}\"", it.iteration)), 1u) << "a blank bar at " << it.iteration;
