@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <numbers>
 #include <optional>
 
@@ -196,6 +197,16 @@ std::pair<double, double> spread(const Cluster& c, size_t k) {
     return {r * std::cos(angle), r * std::sin(angle)};
 }
 
+// A spread cluster is moved inside the frame (x0..x1, y0..y1) when its ring would cross it, so that
+// no mark hides behind an axis or its tick labels.
+void keep_inside(Cluster& c, double x0, double x1, double y0, double y1) {
+    const size_t m = c.members.size();
+    if (m == 1) return;
+    const double rx = c.apart ? static_cast<double>(m - 1) * 6 + 6 : std::abs(spread(c, 0).first) + 6, ry = c.apart ? 0 : rx;
+    c.x = std::clamp(c.x, x0 + rx, std::max(x0 + rx, x1 - rx));
+    c.y = std::clamp(c.y, y0 + ry, std::max(y0 + ry, y1 - ry));
+}
+
 // How far right of its cluster's place the cluster's labels start.
 double label_offset(const Cluster& c) {
     const size_t m = c.members.size();
@@ -203,21 +214,23 @@ double label_offset(const Cluster& c) {
     return c.apart ? static_cast<double>(m - 1) * 6 + 9 : spread(c, 0).first * -1 + 9;
 }
 
-// The cluster's tags beside it: one when its marks share it (two models on one task), else one per
-// mark in the mark's colour, stacked in the marks' order.
+// The cluster's tags beside it, each once, stacked in the marks' order: in its mark's colour when
+// one mark carries it, in grey when several do (two models on one task).
 std::string cluster_labels(const Cluster& c, const std::vector<ScatterPoint>& points) {
     std::vector<size_t> shown;
-    for (size_t i : c.members)
-        if (!points[i].tag.empty() && std::none_of(shown.begin(), shown.end(), [&](size_t j) { return points[j].tag == points[i].tag; }))
-            shown.push_back(i);
-    const bool one = shown.size() == 1;
+    std::map<std::string, int> carried;
+    for (size_t i : c.members) {
+        if (points[i].tag.empty()) continue;
+        if (carried[points[i].tag]++ == 0) shown.push_back(i);
+    }
     const double step = c.apart ? 10 : 12, x = c.x + label_offset(c);
     std::string out;
     for (size_t k = 0; k < shown.size(); ++k) {
         const ScatterPoint& p = points[shown[k]];
         const double y = c.y + 4 + (static_cast<double>(k) - static_cast<double>(shown.size() - 1) / 2) * step;
         out += fmt::format("<text class=\"point-label\" data-tag=\"{}\" x=\"{}\" y=\"{}\" font-size=\"{}\" fill=\"{}\">{}</text>\n",
-                           escape_html(p.tag), num(x), num(y), c.apart ? 10 : 11, one ? "#333" : color(p.series), escape_html(p.tag));
+                           escape_html(p.tag), num(x), num(y), c.apart ? 10 : 11, carried[p.tag] > 1 ? "#333" : color(p.series),
+                           escape_html(p.tag));
     }
     return out;
 }
@@ -260,10 +273,16 @@ std::string render_line_chart(const LineChart& c) {
 }
 
 std::string render_scatter_chart(const ScatterChart& c) {
+    // Padded by 5% each way, so that a point at a round value (1x, the seed's speed) is drawn inside the
+    // frame, not on an axis.
     std::vector<double> values;
+    const auto pad = [&](double v) {
+        values.push_back(c.x.log ? v / 1.05 : v - 0.05 * std::abs(v));
+        values.push_back(c.x.log ? v * 1.05 : v + 0.05 * std::abs(v));
+    };
     for (const auto& p : c.points) {
-        values.push_back(p.x);
-        if (!p.apart) values.push_back(p.y);
+        pad(p.x);
+        if (!p.apart) pad(p.y);
     }
     // One scale for both axes, so that the diagonal runs corner to corner.
     const double plot_size = kPlotBottom - kTop;
@@ -283,14 +302,18 @@ std::string render_scatter_chart(const ScatterChart& c) {
                            num(x(x.lo())), num(y(y.lo())), num(x(x.hi())), num(y(y.hi())));
     std::vector<std::pair<double, double>> at;
     for (const auto& p : c.points) at.emplace_back(x(p.x), p.apart ? strip_mid : y(p.y));
-    for (const Cluster& cluster : clusters_of(at, c.points)) {
+    std::vector<Cluster> clusters = clusters_of(at, c.points);
+    for (Cluster& cluster : clusters)
+        if (cluster.apart) keep_inside(cluster, kLeft, kLeft + plot_size, strip_mid, strip_mid);
+        else keep_inside(cluster, kLeft, kLeft + plot_size, kTop, kPlotBottom);
+    for (const Cluster& cluster : clusters) {
         for (size_t k = 0; k < cluster.members.size(); ++k) {
             const ScatterPoint& p = c.points[cluster.members[k]];
             const std::string name = p.series < c.series.size() ? c.series[p.series] : std::string();
             const std::string tip = escape_html(p.label);
+            // A mark alone stands where it belongs; one with company around the cluster's place.
             const auto [dx, dy] = spread(cluster, k);
-            const auto [px, py] = at[cluster.members[k]];
-            // The mark stands where the point belongs, moved by the spread only when it has company.
+            const auto [px, py] = cluster.members.size() > 1 ? std::pair{cluster.x, cluster.y} : at[cluster.members[k]];
             const std::string common = fmt::format(
                 "data-series=\"{}\" data-tag=\"{}\" data-label=\"{}\" data-x=\"{:g}\" data-spread=\"{}\" "
                 "transform=\"translate({} {})\"",
