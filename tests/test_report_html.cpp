@@ -53,7 +53,7 @@ struct Cell {
     std::string task, model, run_id;
 };
 
-// One store shared by the tests: four runs, a study over them. ctest runs each test in its own
+// One store shared by the tests: four runs, a study over them, and a --from run outside it. ctest runs each test in its own
 // process, so the store is built once per kevo binary: under a lock, in a folder every process of
 // the test run shares, and marked complete with the binary's identity.
 class ReportStore : public ::testing::Test {

@@ -168,7 +168,7 @@ std::string legend(const std::vector<std::string>& names, const std::vector<std:
 constexpr double kNear = 9;
 
 struct Cluster {
-    double x = 0, y = 0;          // where its first mark belongs
+    double x = 0, y = 0;          // where its first mark belongs (moved inside the frame when spread)
     bool apart = false;
     std::vector<size_t> members;  // indices into the chart's points, in order
 };
