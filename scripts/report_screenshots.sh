@@ -3,7 +3,7 @@
 # SVG is put alone on a page of its size and shot with headless chromium (Debian's `chromium`).
 # Usage: scripts/report_screenshots.sh REPORT.html OUTDIR
 # Writes OUTDIR/<figure id>.png (fig-best-so-far-<task>, fig-generalisation, fig-verdict-mix,
-# fig-repairs, fig-variance) and OUTDIR/page.png (the top of the whole page). Each chromium run is
+# fig-repairs, fig-variance where it is drawn) and OUTDIR/page.png (the top of the whole page). Each chromium run is
 # bounded (60 s) and runs in its own process group, which is killed afterwards.
 set -euo pipefail
 if [ $# -ne 2 ]; then echo "usage: $0 REPORT.html OUTDIR" >&2; exit 2; fi

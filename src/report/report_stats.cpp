@@ -12,6 +12,12 @@ namespace {
 const char* const kOutcomeOrder[] = {"ok", "incorrect", "compile_error", "rejected", "runtime_error", "timeout", "crash"};
 constexpr const char* kNoCandidate = "no candidate";
 
+// The outcome an iteration of the mix is counted under.
+std::string mix_outcome(const IterationRecord& it) {
+    if (it.status == IterationStatus::from) return kFromKernelOutcome;
+    return is_evaluated_proposal(it) ? it.verdict : kNoCandidate;
+}
+
 GroupKey key_of(const RunData& d) { return {d.run.task, d.model, d.run.strategy}; }
 
 void add_run(GroupRow& row, const RunData& d, std::vector<std::vector<double>>& curves, std::vector<double>& speedups,
@@ -54,11 +60,13 @@ std::optional<double> eta_squared(const std::map<std::string, std::vector<double
         const double gmean = g / static_cast<double>(ys.size());
         between += static_cast<double>(ys.size()) * (gmean - mean) * (gmean - mean);
     }
-    if (total <= 0) return std::nullopt;
+    if (total <= 0 || groups.size() < 2) return std::nullopt;
     return between / total;
 }
 
 }  // namespace
+
+const char* const kFromKernelOutcome = "the --from kernel";
 
 std::optional<double> median(std::vector<double> v) {
     if (v.empty()) return std::nullopt;
@@ -100,17 +108,18 @@ VerdictMix verdict_mix(const ReportData& data) {
     std::map<std::string, std::map<int, int>> by_outcome;
     for (const auto& d : data.runs)
         for (const auto& it : d.iterations) {
-            if (it.iteration < 1 || it.status == IterationStatus::from) continue;
-            const std::string outcome = is_evaluated_proposal(it) ? it.verdict : kNoCandidate;
-            ++by_outcome[outcome][it.iteration];
+            if (it.iteration < 1) continue;
+            ++by_outcome[mix_outcome(it)][it.iteration];
             last = std::max(last, it.iteration);
         }
     VerdictMix mix;
     for (int i = 1; i <= last; ++i) mix.iterations.push_back(i);
     std::vector<std::string> order(std::begin(kOutcomeOrder), std::end(kOutcomeOrder));
     for (const auto& [name, _] : by_outcome)
-        if (std::find(order.begin(), order.end(), name) == order.end() && name != kNoCandidate) order.push_back(name);
+        if (std::find(order.begin(), order.end(), name) == order.end() && name != kNoCandidate && name != kFromKernelOutcome)
+            order.push_back(name);
     order.push_back(kNoCandidate);
+    order.push_back(kFromKernelOutcome);
     for (const auto& name : order) {
         const auto found = by_outcome.find(name);
         if (found == by_outcome.end()) continue;
@@ -147,7 +156,10 @@ VarianceExplained correctness_variance(const ReportData& data) {
             by_task[d.run.task].push_back(y);
             by_model[d.model].push_back(y);
             ++v.candidates;
+            v.correct += static_cast<int>(y);
         }
+    for (const auto& [task, _] : by_task) v.tasks.push_back(task);
+    for (const auto& [model, _] : by_model) v.models.push_back(model);
     v.by_task = eta_squared(by_task);
     v.by_model = eta_squared(by_model);
     return v;

@@ -43,7 +43,10 @@ std::string series_name(const GroupKey& key, bool with_strategy);
 bool several_strategies(const std::vector<GroupRow>& rows);
 
 // Per iteration (1..last) the count of proposals by outcome: their verdict, or "no candidate"
-// when nothing was evaluated (no code, failed edits, duplicates, proposer errors).
+// when nothing was evaluated (no code, failed edits, duplicates, proposer errors); iteration 1 of
+// a --from run holds the user's kernel, no proposal, counted as kFromKernelOutcome so that its bar
+// is not blank.
+extern const char* const kFromKernelOutcome;
 struct VerdictMix {
     std::vector<int> iterations;
     std::vector<std::string> outcomes;           // in a fixed order, only those that occur
@@ -61,10 +64,12 @@ struct RepairStats {
 RepairStats repair_stats(const ReportData& data);
 
 // Eta squared of the evaluated proposals' correctness (1 correct, 0 not) by a grouping: the
-// between-group sum of squares over the total; absent when the total is zero (all alike) or there
-// is nothing evaluated.
+// between-group sum of squares over the total; absent when there is nothing evaluated, when the
+// total is zero (all alike), or when the grouping has one group only (one task, one model: its
+// share would read 0, which says nothing). The counts say which it was.
 struct VarianceExplained {
-    int candidates = 0;
+    int candidates = 0, correct = 0;
+    std::vector<std::string> tasks, models;  // those with evaluated proposals, sorted
     std::optional<double> by_task, by_model;
 };
 VarianceExplained correctness_variance(const ReportData& data);

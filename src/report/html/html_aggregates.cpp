@@ -2,6 +2,7 @@
 // gate's figures (speed-ups and held-out Phi, S_agg beside the latter) with the cells left out named
 // and counted, then the search's own scores in a table of their own, labelled as such.
 #include <algorithm>
+#include <map>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -13,6 +14,29 @@
 namespace kevo::html {
 namespace {
 
+// A count that stays short in the table, with the names it counts one click away (and in its tooltip).
+std::string collapsed(const std::string& summary, const std::vector<std::string>& names) {
+    const std::string list = escape_html(fmt::format("{}", fmt::join(names, ", ")));
+    return fmt::format("<details class=\"names\" title=\"{}\"><summary>{}</summary>{}</details>", list, escape_html(summary), list);
+}
+
+// "2 of 12", the missing tasks collapsed.
+std::string scored_cell(const PackAggregate& a) {
+    const std::string scored = fmt::format("{} of {}", a.scored.size(), a.scored.size() + a.missing.size());
+    return a.missing.empty() ? scored : scored + collapsed(fmt::format("missing {}", a.missing.size()), a.missing);
+}
+
+// "2 cells: interrupted 1, not started 1", the cells collapsed.
+std::string left_out_cell(const std::vector<LeftOutCell>& cells) {
+    if (cells.empty()) return "-";
+    std::map<std::string, int> by_why;
+    std::vector<std::string> names;
+    for (const auto& c : cells) ++by_why[c.why], names.push_back(c.cell + " " + c.why);
+    std::vector<std::string> counts;
+    for (const auto& [why, n] : by_why) counts.push_back(fmt::format("{} {}", why, n));
+    return collapsed(fmt::format("{} cell{}: {}", cells.size(), cells.size() == 1 ? "" : "s", fmt::join(counts, ", ")), names);
+}
+
 std::string weighted_cell(const PackAggregate& a) {
     if (!a.weights_note.empty()) return "no S_agg: " + escape_html(a.weights_note);
     if (a.weighted.empty()) return "- (the pack carries no weights)";
@@ -21,14 +45,12 @@ std::string weighted_cell(const PackAggregate& a) {
         out += fmt::format("{}<span data-vector=\"{}\">{} {}</span>", out.empty() ? "" : "<br>", escape_html(w.vector),
                            escape_html(w.vector), aggregate_value_text(w.value));
         if (!w.missing.empty())
-            out += fmt::format(" (renormalised over {:.1f}% of its weight; missing: {})", 100 * w.weight_scored,
-                               escape_html(fmt::format("{}", fmt::join(w.missing, ", "))));
+            out += fmt::format(" (renormalised over {:.1f}% of its weight){}", 100 * w.weight_scored,
+                               collapsed(fmt::format("missing {} task{} of weight > 0", w.missing.size(),
+                                                     w.missing.size() == 1 ? "" : "s"),
+                                         w.missing));
     }
     return out;
-}
-
-std::string scored_text(const PackAggregate& a) {
-    return fmt::format("{} of {}", a.scored.size(), a.scored.size() + a.missing.size());
 }
 
 const PackAggregate* of_pack(const std::vector<PackAggregate>& list, const std::string& pack) {
@@ -53,16 +75,16 @@ std::string gate_rows(const StudyAggregateRow& r) {
         const PackAggregate* best = of_pack(r.heldout_fraction, pack);
         const PackAggregate* counted = best ? best : of_pack(r.speedup, pack);
         out += fmt::format("<tr class=\"aggregate\" data-model=\"{}\" data-strategy=\"{}\" data-pack=\"{}\"><td>{}</td><td>{}</td>"
-                           "<td>{}</td><td data-col=\"gated\">{}{}</td><td>{}</td>{}{}{}<td data-col=\"s_agg\">{}</td>{}"
+                           "<td>{}</td><td data-col=\"gated\">{}{}</td><td data-col=\"scored\">{}</td>{}{}{}<td data-col=\"s_agg\">{}</td>{}"
                            "<td data-col=\"left_out\">{}</td></tr>\n",
                            escape_html(r.model), escape_html(r.strategy), escape_html(pack), escape_html(r.model),
                            escape_html(r.strategy), escape_html(pack), r.gated,
                            r.untimed ? fmt::format(" ({} with no speed-up)", r.untimed) : "",
-                           counted ? scored_text(*counted) : "-", geomean_cell("speedup", of_pack(r.speedup, pack)),
+                           counted ? scored_cell(*counted) : "-", geomean_cell("speedup", of_pack(r.speedup, pack)),
                            geomean_cell("heldout_speedup", of_pack(r.heldout_speedup, pack)),
                            geomean_cell("heldout_fraction", best), best ? weighted_cell(*best) : "-",
                            geomean_cell("seed_heldout_fraction", of_pack(r.seed_heldout_fraction, pack)),
-                           r.left_out.empty() ? "-" : escape_html(left_out_text(r.left_out)));
+                           left_out_cell(r.left_out));
     }
     return out;
 }
@@ -73,11 +95,11 @@ std::string search_rows(const StudyAggregateRow& r) {
         for (const auto& a : *list) {
             const char* kernels = list == &r.search_best ? "best" : "seed";
             out += fmt::format("<tr class=\"search-aggregate\" data-model=\"{}\" data-strategy=\"{}\" data-kernels=\"{}\" "
-                               "data-pack=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                               "data-pack=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td data-col=\"scored\">{}</td>"
                                "<td data-col=\"geomean\">{}</td><td data-col=\"s_agg\">{}</td></tr>\n",
                                escape_html(r.model), escape_html(r.strategy), kernels, escape_html(a.pack),
                                escape_html(r.model), escape_html(r.strategy), kernels, escape_html(a.pack),
-                               scored_text(a), aggregate_value_text(a.geomean), weighted_cell(a));
+                               scored_cell(a), aggregate_value_text(a.geomean), weighted_cell(a));
         }
     return out;
 }

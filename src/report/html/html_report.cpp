@@ -18,6 +18,7 @@ td[data-col=speedup],td[data-col=heldout_speedup],td[data-col=tokens],td[data-co
 pre{background:#f6f6f6;padding:.6em;overflow-x:auto;font-size:12px;white-space:pre-wrap}
 figure{margin:1em 1em 1em 0;display:inline-block;vertical-align:top}figcaption{font-size:13px;color:#444;max-width:700px}
 td.note{max-width:600px;word-break:break-word;font-size:12px}summary{cursor:pointer;font-size:14px}
+details.names,details.names summary{font-size:12px;color:#555}p.not-drawn{font-size:13px;color:#444;max-width:700px}
 )";
 
 // Counts, on load, the figures with a non-empty bounding box and the marks drawn in them: on the

@@ -4,6 +4,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "report/html/markup.hpp"
 #include "report/html/svg_chart.hpp"
@@ -49,15 +50,17 @@ std::string best_so_far_figures(const std::vector<GroupRow>& rows, bool with_str
     std::string out;
     for (const auto& [task, chart] : by_task)
         out += figure("best-so-far-" + task, render_line_chart(chart),
-                      "The best accepted score after each iteration (iteration 0: the seed; one-plus-one: its incumbent); the median over a group's runs.");
+                      "The search's own scores (each from one evaluation, not the gate's side-by-side timing): the best "
+                      "accepted score after each iteration (iteration 0: the seed; one-plus-one: its incumbent); the median "
+                      "over a group's runs.");
     return out;
 }
 
 std::string generalisation_figure(const std::vector<GroupRow>& rows, bool with_strategy) {
     ScatterChart chart;
     chart.title = "In distribution against held out";
-    chart.x = {"in-distribution speed-up of the search's best (x seed)", true};
-    chart.y = {"held-out speed-up (x seed)", true};
+    chart.x = {"in-distribution speed-up of the search's best (gate, x seed)", true};
+    chart.y = {"held-out speed-up (gate, x seed)", true};
     chart.apart_label = "held-out not correct";
     std::map<std::string, size_t> series;
     int undrawn = 0;
@@ -75,15 +78,18 @@ std::string generalisation_figure(const std::vector<GroupRow>& rows, bool with_s
         // Drawn apart when most of the group's best kernels were not correct at the held-out size.
         p.apart = !r.heldout_speedup || 2 * r.heldout_correct < r.gated;
         p.y = r.heldout_speedup.value_or(0);
+        p.tag = r.key.task;
         p.label = fmt::format("{} / {}: {}{} in distribution, {} held out ({} of {} held-out correct)", r.key.task, name,
                               speedup_text(r.speedup), r.speedup_from_search ? kFromSearchMark : "",
                               speedup_text(r.heldout_speedup), r.heldout_correct, r.gated);
         chart.points.push_back(std::move(p));
     }
     std::string caption =
-        "One point per task and model (the median over its runs). Points below the diagonal did not keep their "
-        "speed-up at the held-out size; crosses in the strip were not correct there (their in-distribution figure is "
-        "the search's own, marked *, when the gate could not time them).";
+        "One point per task and model (the median over its runs of the gate's figures, as in the Results table), "
+        "labelled with its task; its colour and shape give the model (and strategy), its tooltip the figures. Points "
+        "below the diagonal did not keep their speed-up at the held-out size; crosses in the strip were not correct "
+        "there (their in-distribution figure is the search's own, marked *, when the gate could not time them). Points "
+        "that coincide are drawn spread a few pixels around their common place, so that each stays visible.";
     if (undrawn)
         caption += fmt::format(" Not drawn: {} group{} with no in-distribution figure (the best failed the gate's "
                                "re-check in distribution, or no run reached the gate).", undrawn, undrawn == 1 ? "" : "s");
@@ -93,18 +99,20 @@ std::string generalisation_figure(const std::vector<GroupRow>& rows, bool with_s
 std::string verdict_mix_figure(const ReportData& data) {
     static const std::map<std::string, std::string> kColors = {
         {"ok", "#2ca02c"},          {"incorrect", "#d62728"}, {"compile_error", "#ff7f0e"}, {"rejected", "#9467bd"},
-        {"runtime_error", "#8c564b"}, {"timeout", "#e377c2"}, {"crash", "#000000"},          {"no candidate", "#bbbbbb"}};
+        {"runtime_error", "#8c564b"}, {"timeout", "#e377c2"}, {"crash", "#000000"},          {"no candidate", "#bbbbbb"},
+        {kFromKernelOutcome, "#1f77b4"}};
     const VerdictMix mix = verdict_mix(data);
     StackedBars chart;
     chart.title = "Verdict mix by iteration";
     chart.x.label = "iteration";
-    chart.y.label = "proposals (all runs)";
+    chart.y.label = "iterations (all runs)";
     for (int i : mix.iterations) chart.categories.push_back(std::to_string(i));
     chart.stacks = mix.outcomes;
     chart.values = mix.counts;
     for (const auto& o : mix.outcomes) chart.colors.push_back(kColors.count(o) ? kColors.at(o) : "#17becf");
     return figure("verdict-mix", render_stacked_bars(chart),
-                  "What became of each iteration's proposal, counted over the runs: its verdict, or no candidate.");
+                  "What became of each iteration's proposal, counted over the runs: its verdict, or no candidate. In a "
+                  "--from run, iteration 1 holds the user's own kernel (\"the --from kernel\"), not a proposal.");
 }
 
 std::string repair_figure(const ReportData& data) {
@@ -121,22 +129,46 @@ std::string repair_figure(const ReportData& data) {
     chart.y_max = top;
     return figure("repairs", render_bar_chart(chart),
                   "Correct proposals whose previous evaluated attempt (the one the proposer was shown) was correct "
-                  "(first try) or was not (repaired); in-distribution score over the seed's.");
+                  "(first try) or was not (repaired); the search's own in-distribution score over the seed's (each "
+                  "from one evaluation, not the gate's side-by-side timing).");
 }
 
+// "2 tasks (saxpy, heat2d)"
+std::string named_count(const std::vector<std::string>& names, const char* one, const char* many) {
+    return fmt::format("{} {} ({})", names.size(), names.size() == 1 ? one : many, fmt::join(names, ", "));
+}
+
+// What a share that cannot be computed lacks: varied correctness, and two groups of its kind.
+std::string variance_needs(const VarianceExplained& v) {
+    const std::string mix = v.candidates == 0 ? "no proposal was evaluated"
+                            : v.correct == 0   ? fmt::format("all {} evaluated proposals were incorrect", v.candidates)
+                            : v.correct == v.candidates ? fmt::format("all {} evaluated proposals were correct", v.candidates)
+                                                        : fmt::format("{} of {} evaluated proposals were correct", v.correct, v.candidates);
+    return fmt::format("It needs correct and incorrect proposals among those evaluated, over at least two tasks (for the "
+                       "task's share) or two models (for the model's share); in this report {}, on {} by {}.",
+                       mix, named_count(v.tasks, "task", "tasks"), named_count(v.models, "model", "models"));
+}
+
+// The bars that can be computed; in place of a chart that would hold none, a sentence saying why.
 std::string variance_figure(const ReportData& data) {
     const VarianceExplained v = correctness_variance(data);
+    if (!v.by_task && !v.by_model)
+        return fmt::format("<p class=\"not-drawn\" id=\"fig-variance\"><b>Correctness variance explained</b>: not drawn. {}</p>\n",
+                           escape_html(variance_needs(v)));
     BarChart chart;
     chart.title = "Correctness variance explained";
     chart.y.label = "eta squared";
     chart.y_max = 1;
-    for (const auto& [label, value] : {std::pair{"by task", v.by_task}, std::pair{"by model", v.by_model}})
-        chart.bars.push_back({label, value ? fmt::format("{:.3f}", *value) : "n/a", value.value_or(0)});
-    return figure("variance", render_bar_chart(chart),
-                  fmt::format("Share of the variance of correctness (1 correct, 0 not) over {} evaluated proposals "
-                              "explained by the task and by the model (between-group over total sum of squares); n/a "
-                              "when every proposal was alike.",
-                              v.candidates));
+    std::string left_out;
+    for (const auto& [label, value] : {std::pair{"by task", v.by_task}, std::pair{"by model", v.by_model}}) {
+        if (value) chart.bars.push_back({label, fmt::format("{:.3f}", *value), *value});
+        else left_out = label;
+    }
+    std::string caption = fmt::format("Share of the variance of correctness (1 correct, 0 not) over {} evaluated proposals "
+                                      "explained by the task and by the model (between-group over total sum of squares).",
+                                      v.candidates);
+    if (!left_out.empty()) caption += fmt::format(" Not drawn: {}. {}", left_out, variance_needs(v));
+    return figure("variance", render_bar_chart(chart), caption);
 }
 
 // Why the gate did not hand the search's best out (within the noise, failed held out, lost), as the
@@ -202,7 +234,7 @@ std::string runs_section(const ReportData& data) {
     for (const auto& d : data.runs) {
         const RunFigures f = run_figures(d);
         out += fmt::format("<details class=\"run\" data-run=\"{}\"><summary>{} {} {} / {} seed {}: {}{}, {} iterations, "
-                           "speed-up {} (held out {}){}</summary>\n<table class=\"iterations\"><tr><th>iter</th><th>status</th>"
+                           "gate speed-up {} (held out {}){}</summary>\n<table class=\"iterations\"><tr><th>iter</th><th>status</th>"
                            "<th>verdict</th><th>score</th><th>accepted</th><th>note / diagnostics</th></tr>\n",
                            escape_html(d.run.run_id), escape_html(d.run.run_id), escape_html(d.run.task),
                            escape_html(d.model), escape_html(d.run.strategy), d.seed, run_status_name(d.run.status),

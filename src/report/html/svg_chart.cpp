@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
+#include <numbers>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -123,14 +126,111 @@ std::string x_axis(const Scale& x, const Axis& axis, double bottom = kPlotBottom
     return out;
 }
 
-std::string legend(const std::vector<std::string>& names, const std::vector<std::string>& colors) {
+// A scatter series' marker, centred on (0, 0) (its mark is translated into place): circle, square,
+// triangle, diamond, triangle down; with ten colours, ten series differ in both.
+enum class Shape { circle, square, triangle, diamond, triangle_down };
+constexpr Shape kShapes[] = {Shape::circle, Shape::square, Shape::triangle, Shape::diamond, Shape::triangle_down};
+constexpr const char* kShapeNames[] = {"circle", "square", "triangle", "diamond", "triangle-down"};
+
+size_t shape_index(size_t series) { return series % std::size(kShapes); }
+
+std::string marker_path(size_t series) {
+    switch (kShapes[shape_index(series)]) {
+        case Shape::circle: return "M-5 0a5 5 0 1 0 10 0a5 5 0 1 0 -10 0z";
+        case Shape::square: return "M-4.5 -4.5h9v9h-9z";
+        case Shape::triangle: return "M0 -6l5.5 9.5h-11z";
+        case Shape::diamond: return "M0 -6l6 6l-6 6l-6 -6z";
+        case Shape::triangle_down: return "M0 6l5.5 -9.5h-11z";
+    }
+    return {};
+}
+
+// The swatch of a legend entry at (x, y), its top left corner: a square, or the series' marker.
+std::string swatch(double x, double y, const std::string& fill, std::optional<size_t> marker) {
+    if (!marker) return fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>", x, num(y), fill);
+    return fmt::format("<path transform=\"translate({} {})\" d=\"{}\" fill=\"{}\" stroke=\"#fff\"/>", x + 6, num(y + 6),
+                       marker_path(*marker), fill);
+}
+
+std::string legend(const std::vector<std::string>& names, const std::vector<std::string>& colors, bool markers = false) {
     std::string out;
     for (size_t i = 0; i < names.size(); ++i) {
         const double y = kTop + 6 + 18 * static_cast<double>(i);
-        out += fmt::format("<g class=\"legend\"><title>{}</title><rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>"
-                           "<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text></g>\n",
-                           escape_html(names[i]), kPlotRight + 14, num(y), colors[i], kPlotRight + 32, num(y + 10),
-                           escape_html(short_name(names[i])));
+        out += fmt::format("<g class=\"legend\"><title>{}</title>{}<text x=\"{}\" y=\"{}\" font-size=\"12\">{}</text></g>\n",
+                           escape_html(names[i]), swatch(kPlotRight + 14, y, colors[i], markers ? std::optional(i) : std::nullopt),
+                           kPlotRight + 32, num(y + 10), escape_html(short_name(names[i])));
+    }
+    return out;
+}
+
+// Marks closer than this (pixels, centre to centre) would cover each other: they form a cluster,
+// drawn spread around its first mark's place.
+constexpr double kNear = 9;
+
+struct Cluster {
+    double x = 0, y = 0;          // where its first mark belongs (moved inside the frame when spread)
+    bool apart = false;
+    std::vector<size_t> members;  // indices into the chart's points, in order
+};
+
+// Greedy and in input order, so that the same points always give the same picture.
+std::vector<Cluster> clusters_of(const std::vector<std::pair<double, double>>& at, const std::vector<ScatterPoint>& points) {
+    std::vector<Cluster> out;
+    for (size_t i = 0; i < at.size(); ++i) {
+        auto near = std::find_if(out.begin(), out.end(), [&](const Cluster& c) {
+            return c.apart == points[i].apart && std::hypot(c.x - at[i].first, c.y - at[i].second) < kNear;
+        });
+        if (near == out.end()) near = out.insert(out.end(), Cluster{at[i].first, at[i].second, points[i].apart, {}});
+        near->members.push_back(i);
+    }
+    return out;
+}
+
+// Member k's offset from its cluster's place: around a ring in the plot (wide enough that
+// neighbours do not touch), along a line in the strip (which is one mark high).
+std::pair<double, double> spread(const Cluster& c, size_t k) {
+    const size_t m = c.members.size();
+    if (m == 1) return {0, 0};
+    if (c.apart) return {(static_cast<double>(k) - static_cast<double>(m - 1) / 2) * 12, 0};
+    const double r = std::max(7.0, 6.5 / std::sin(std::numbers::pi / static_cast<double>(m)));
+    const double angle = std::numbers::pi + 2 * std::numbers::pi * static_cast<double>(k) / static_cast<double>(m);
+    return {r * std::cos(angle), r * std::sin(angle)};
+}
+
+// A spread cluster is moved inside the frame (x0..x1, y0..y1) when its ring would cross it, so that
+// no mark hides behind an axis or its tick labels.
+void keep_inside(Cluster& c, double x0, double x1, double y0, double y1) {
+    const size_t m = c.members.size();
+    if (m == 1) return;
+    const double rx = c.apart ? static_cast<double>(m - 1) * 6 + 6 : std::abs(spread(c, 0).first) + 6, ry = c.apart ? 0 : rx;
+    c.x = std::clamp(c.x, x0 + rx, std::max(x0 + rx, x1 - rx));
+    c.y = std::clamp(c.y, y0 + ry, std::max(y0 + ry, y1 - ry));
+}
+
+// How far right of its cluster's place the cluster's labels start.
+double label_offset(const Cluster& c) {
+    const size_t m = c.members.size();
+    if (m == 1) return 9;
+    return c.apart ? static_cast<double>(m - 1) * 6 + 9 : spread(c, 0).first * -1 + 9;
+}
+
+// The cluster's tags beside it, each once, stacked in the marks' order: in its mark's colour when
+// one mark carries it, in grey when several do (two models on one task).
+std::string cluster_labels(const Cluster& c, const std::vector<ScatterPoint>& points) {
+    std::vector<size_t> shown;
+    std::map<std::string, int> carried;
+    for (size_t i : c.members) {
+        if (points[i].tag.empty()) continue;
+        if (carried[points[i].tag]++ == 0) shown.push_back(i);
+    }
+    const double step = c.apart ? 10 : 12, x = c.x + label_offset(c);
+    std::string out;
+    for (size_t k = 0; k < shown.size(); ++k) {
+        const ScatterPoint& p = points[shown[k]];
+        const double y = c.y + 4 + (static_cast<double>(k) - static_cast<double>(shown.size() - 1) / 2) * step;
+        out += fmt::format("<text class=\"point-label\" data-tag=\"{}\" x=\"{}\" y=\"{}\" font-size=\"{}\" fill=\"{}\">{}</text>\n",
+                           escape_html(p.tag), num(x), num(y), c.apart ? 10 : 11, carried[p.tag] > 1 ? "#333" : color(p.series),
+                           escape_html(p.tag));
     }
     return out;
 }
@@ -173,10 +273,16 @@ std::string render_line_chart(const LineChart& c) {
 }
 
 std::string render_scatter_chart(const ScatterChart& c) {
+    // Padded by 5% each way, so that a point at a round value (1x, the seed's speed) is drawn inside the
+    // frame, not on an axis.
     std::vector<double> values;
+    const auto pad = [&](double v) {
+        values.push_back(c.x.log ? v / 1.05 : v - 0.05 * std::abs(v));
+        values.push_back(c.x.log ? v * 1.05 : v + 0.05 * std::abs(v));
+    };
     for (const auto& p : c.points) {
-        values.push_back(p.x);
-        if (!p.apart) values.push_back(p.y);
+        pad(p.x);
+        if (!p.apart) pad(p.y);
     }
     // One scale for both axes, so that the diagonal runs corner to corner.
     const double plot_size = kPlotBottom - kTop;
@@ -194,20 +300,37 @@ std::string render_scatter_chart(const ScatterChart& c) {
         out += fmt::format("<line class=\"diagonal\" x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"#888\" "
                            "stroke-dasharray=\"5,4\"/>\n",
                            num(x(x.lo())), num(y(y.lo())), num(x(x.hi())), num(y(y.hi())));
-    for (const auto& p : c.points) {
-        const std::string name = p.series < c.series.size() ? c.series[p.series] : std::string();
-        const std::string tip = escape_html(p.label);
-        const double px = x(p.x);
-        if (p.apart)
-            out += fmt::format("<path class=\"mark apart\" data-series=\"{}\" data-label=\"{}\" data-x=\"{:g}\" "
-                               "d=\"M{} {} l8 8 m0 -8 l-8 8\" stroke=\"{}\" stroke-width=\"2\"><title>{}</title></path>\n",
-                               escape_html(name), tip, p.x, num(px - 4), num(strip_mid - 4), color(p.series), tip);
-        else
-            out += fmt::format("<circle class=\"mark point\" data-series=\"{}\" data-label=\"{}\" data-x=\"{:g}\" "
-                               "data-y=\"{:g}\" cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\" fill-opacity=\"0.8\"><title>{}</title></circle>\n",
-                               escape_html(name), tip, p.x, p.y, num(px), num(y(p.y)), color(p.series), tip);
+    std::vector<std::pair<double, double>> at;
+    for (const auto& p : c.points) at.emplace_back(x(p.x), p.apart ? strip_mid : y(p.y));
+    std::vector<Cluster> clusters = clusters_of(at, c.points);
+    for (Cluster& cluster : clusters)
+        if (cluster.apart) keep_inside(cluster, kLeft, kLeft + plot_size, strip_mid, strip_mid);
+        else keep_inside(cluster, kLeft, kLeft + plot_size, kTop, kPlotBottom);
+    for (const Cluster& cluster : clusters) {
+        for (size_t k = 0; k < cluster.members.size(); ++k) {
+            const ScatterPoint& p = c.points[cluster.members[k]];
+            const std::string name = p.series < c.series.size() ? c.series[p.series] : std::string();
+            const std::string tip = escape_html(p.label);
+            // A mark alone stands where it belongs; one with company around the cluster's place.
+            const auto [dx, dy] = spread(cluster, k);
+            const auto [px, py] = cluster.members.size() > 1 ? std::pair{cluster.x, cluster.y} : at[cluster.members[k]];
+            const std::string common = fmt::format(
+                "data-series=\"{}\" data-tag=\"{}\" data-label=\"{}\" data-x=\"{:g}\" data-spread=\"{}\" "
+                "transform=\"translate({} {})\"",
+                escape_html(name), escape_html(p.tag), tip, p.x, cluster.members.size() > 1 ? "yes" : "no", num(px + dx),
+                num(py + dy));
+            if (p.apart)
+                out += fmt::format("<path class=\"mark apart\" {} d=\"M-4 -4l8 8m0 -8l-8 8\" stroke=\"{}\" stroke-width=\"2\">"
+                                   "<title>{}</title></path>\n",
+                                   common, color(p.series), tip);
+            else
+                out += fmt::format("<path class=\"mark point\" {} data-y=\"{:g}\" data-shape=\"{}\" d=\"{}\" fill=\"{}\" "
+                                   "fill-opacity=\"0.85\" stroke=\"#fff\" stroke-width=\"1\"><title>{}</title></path>\n",
+                                   common, p.y, kShapeNames[shape_index(p.series)], marker_path(p.series), color(p.series), tip);
+        }
+        out += cluster_labels(cluster, c.points);
     }
-    return out + legend(c.series, palette_colors(c.series.size())) + "</svg>\n";
+    return out + legend(c.series, palette_colors(c.series.size()), true) + "</svg>\n";
 }
 
 std::string render_stacked_bars(const StackedBars& c) {

@@ -29,9 +29,15 @@ struct LineChart {
 struct ScatterPoint {
     double x = 0, y = 0;
     size_t series = 0;   // index into ScatterChart::series
+    std::string tag;     // the short text drawn beside the mark (e.g. its task), in data-tag
     std::string label;   // shown on hover (<title>) and in data-label
     bool apart = false;  // drawn in the strip below the plot (y has no meaning), x still placed
 };
+
+// A scatter's series differ in colour and in marker shape (legend alike). Marks that would cover
+// each other (centres a few pixels apart, e.g. two groups at (1, 1)) are drawn spread around their
+// common place, each still at data-x/data-y, so that every one stays visible; the caption should
+// say so.
 
 struct ScatterChart {
     std::string title;
