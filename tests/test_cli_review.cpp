@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -290,6 +293,43 @@ TEST(CliReview, InterruptedEvalJsonPrintsOneDocument) {
     ASSERT_TRUE(doc.is_object()) << slurp(log);
     EXPECT_EQ(doc["error"].value("exit_status", 0), 130) << doc.dump();
     EXPECT_NE(doc["error"].value("message", "").find("interrupted by SIGINT"), std::string::npos) << doc.dump();
+}
+
+// Defect 22: a calibration that replaces the cached one of the same device says so, with the old
+// and new figures and their difference (new / old - 1), on stderr and in --json. Checked for
+// consistency with the printed figures only: the size of the difference is timing noise.
+TEST(CliReview, KevoCalibrateReportsTheCalibrationItReplaces) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    TempDir dir("review-recalibrate");
+    const char* shared = std::getenv("KEVO_CACHE_DIR");
+    const std::string previous = shared ? shared : "";
+    ::setenv("KEVO_CACHE_DIR", dir.file("cache").c_str(), 1);  // empty: the first calibration replaces nothing
+    const auto first = run_kevo({"calibrate", "--backend", "opencl", "--quick", "--json"});
+    const auto second = run_kevo({"calibrate", "--backend", "opencl", "--quick", "--json"});
+    if (previous.empty()) ::unsetenv("KEVO_CACHE_DIR");
+    else ::setenv("KEVO_CACHE_DIR", previous.c_str(), 1);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const auto a = first.json(), b = second.json();
+    ASSERT_TRUE(a.is_object() && b.is_object()) << first.out << second.out;
+    EXPECT_TRUE(a["replaced"].is_null()) << a["replaced"].dump();
+    EXPECT_EQ(first.err.find("replaced the cached calibration"), std::string::npos) << first.err;
+    const auto& replaced = b["replaced"];
+    ASSERT_TRUE(replaced.is_object()) << second.out;
+    EXPECT_EQ(replaced.value("measured_at", ""), a.value("measured_at", "?"));
+    for (const char* figure : {"bandwidth_gbs", "fp32_gflops"}) {
+        const auto& f = replaced[figure];
+        EXPECT_DOUBLE_EQ(f.value("before", 0.0), a.value(figure, -1.0)) << figure;
+        EXPECT_DOUBLE_EQ(f.value("after", 0.0), b.value(figure, -1.0)) << figure;
+        EXPECT_NEAR(f.value("difference", 9.0), b.value(figure, 0.0) / a.value(figure, 1.0) - 1, 1e-12) << figure;
+        EXPECT_EQ(f.value("beyond_spread", true),
+                  std::abs(f.value("difference", 0.0)) > std::max(f.value("spread", 0.0), 0.05)) << f.dump();
+    }
+    const std::string line = fmt::format("replaced the cached calibration of {}: DRAM {:.1f} -> {:.1f} GB/s ({:+.1f}%",
+                                         a.value("measured_at", ""), a.value("bandwidth_gbs", 0.0), b.value("bandwidth_gbs", 0.0),
+                                         100 * replaced["bandwidth_gbs"].value("difference", 0.0));
+    EXPECT_NE(second.err.find(line), std::string::npos) << line << "\n" << second.err;
+    EXPECT_EQ(second.err.find("likely busy") != std::string::npos, replaced.value("beyond_spread", false)) << second.err;
 }
 
 // Defect 8: the resume hint of an interrupted sweep keeps the study in one folder (--out) and store.
