@@ -332,6 +332,43 @@ TEST(CliReview, KevoCalibrateReportsTheCalibrationItReplaces) {
     EXPECT_EQ(second.err.find("likely busy") != std::string::npos, replaced.value("beyond_spread", false)) << second.err;
 }
 
+// Defect 6 for bench: SIGINT while a kernel is being checked ends the bench with exactly one JSON
+// document on stdout (status interrupted, the checks done so far), exit 130, and stderr ending in
+// a whole line that says it was interrupted. saxpy's kernel never ends, so the signal lands in it.
+TEST(CliReview, InterruptedBenchJsonPrintsOneDocument) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    TempDir dir("review-bench-sigint");
+    fs::create_directories(dir.path() / "kernels");
+    fs::copy_file(candidate("saxpy_infinite_loop.cl"), dir.file("kernels/saxpy.cl"));
+    const std::string out = dir.file("bench.out"), err = dir.file("bench.err");
+    const pid_t pid = spawn_kevo({"bench", "--tasks", "heat2d,saxpy", "--kernels", dir.file("kernels"), "--backend", "opencl",
+                                  "--profile", "small", "--no-peers", "--timeout", "60", "--json"},
+                                 out, err);
+    ASSERT_GT(pid, 0);
+    for (int i = 0; i < 1200 && slurp(err).find("saxpy: checking") == std::string::npos; ++i) ::usleep(100 * 1000);
+    ASSERT_NE(slurp(err).find("saxpy: checking"), std::string::npos) << slurp(err);
+    ::usleep(1000 * 1000);
+    ::kill(pid, SIGINT);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << "killed by the signal itself: " << slurp(err);
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    const auto doc = nlohmann::json::parse(slurp(out), nullptr, false);  // the whole of stdout: one document
+    ASSERT_TRUE(doc.is_object()) << slurp(out);
+    EXPECT_EQ(doc.value("status", ""), "interrupted");
+    EXPECT_EQ(doc.value("interrupted", ""), "interrupted by SIGINT");
+    ASSERT_EQ(doc["tasks"].size(), 2u) << doc.dump();
+    ASSERT_EQ(doc["tasks"][0]["checks"].size(), 1u) << doc.dump();  // heat2d's check, done before the signal
+    EXPECT_EQ(doc["tasks"][0]["checks"][0].value("verdict", ""), "ok");
+    EXPECT_TRUE(doc["tasks"][1]["checks"].empty()) << doc.dump();  // cut short: not reported as a verdict
+    const std::string text = slurp(err);
+    ASSERT_FALSE(text.empty());
+    EXPECT_EQ(text.back(), '\n') << text;
+    const size_t last = text.rfind('\n', text.size() - 2);
+    const std::string last_line = text.substr(last == std::string::npos ? 0 : last + 1);
+    EXPECT_EQ(last_line.rfind("kevo: bench interrupted by SIGINT", 0), 0u) << text;
+}
+
 // Defect 8: the resume hint of an interrupted sweep keeps the study in one folder (--out) and store.
 TEST(CliReview, InterruptedSweepHintKeepsOutAndDb) {
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
