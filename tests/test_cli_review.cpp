@@ -369,6 +369,31 @@ TEST(CliReview, InterruptedBenchJsonPrintsOneDocument) {
     EXPECT_EQ(last_line.rfind("kevo: bench interrupted by SIGINT", 0), 0u) << text;
 }
 
+// Defect 21: what the OpenCL compiler prints itself during the build (PoCL: "1 error generated.")
+// is part of the kernel's compile message, not a bare line on kevo's stderr; and with --json the
+// stderr progress keeps its "evaluating FILE for TASK" header while stdout holds only the document.
+TEST(CliReview, CompilerOutputIsAttributedAndJsonKeepsTheProgressHeader) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const std::string file = candidate("saxpy_compile_error.cl");
+    const auto r = run_kevo({"eval", "saxpy", file, "--backend", "opencl", "--profile", "small", "--json"});
+    ASSERT_EQ(r.exit_code, 1) << r.err;
+    const auto doc = r.json();  // the whole of stdout
+    ASSERT_TRUE(doc.is_object()) << r.out;
+    EXPECT_EQ(doc.value("verdict", ""), "compile_error");
+    EXPECT_FALSE(doc["compile_messages"].empty()) << doc.dump();
+    EXPECT_NE(r.err.find("evaluating " + file + " for saxpy on "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("error generated"), std::string::npos) << r.err;
+    const std::string diagnostics = doc.value("diagnostics", "");
+    const size_t printed = diagnostics.find("the compiler also printed:\n");
+    if (printed != std::string::npos)  // PoCL 3 prints; a compiler that prints nothing adds nothing
+        EXPECT_GT(diagnostics.size(), printed + strlen("the compiler also printed:\n")) << diagnostics;
+    const auto text = run_kevo({"eval", "saxpy", file, "--backend", "opencl", "--profile", "small"});
+    EXPECT_EQ(text.exit_code, 1) << text.err;
+    EXPECT_EQ(text.err.find("error generated"), std::string::npos) << text.err;
+    EXPECT_NE(text.err.find("evaluating " + file + " for saxpy on "), std::string::npos) << text.err;
+    if (printed != std::string::npos) EXPECT_NE(text.out.find("the compiler also printed:"), std::string::npos) << text.out;
+}
+
 // Defect 8: the resume hint of an interrupted sweep keeps the study in one folder (--out) and store.
 TEST(CliReview, InterruptedSweepHintKeepsOutAndDb) {
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
