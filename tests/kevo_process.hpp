@@ -77,13 +77,16 @@ inline ProcessResult run_kevo(const std::vector<std::string>& args) {
 }
 
 // Starts a program in the background in its own process group (so that the whole group can be
-// killed), stdin from /dev/null, stdout and stderr to `log_path`; returns its pid, or -1.
-inline pid_t spawn_in_own_group(const char* path, char* const* argv, char* const* envp, const std::string& log_path) {
+// killed), stdin from /dev/null, stdout and stderr to `log_path` (stderr to `err_path` where one is
+// given); returns its pid, or -1.
+inline pid_t spawn_in_own_group(const char* path, char* const* argv, char* const* envp, const std::string& log_path,
+                                const std::string& err_path = "") {
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 1, log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    if (err_path.empty()) posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    else posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
@@ -95,11 +98,12 @@ inline pid_t spawn_in_own_group(const char* path, char* const* argv, char* const
     return pid;
 }
 
-// Starts kevo in the background (its own process group, output to `log_path`); returns its pid.
-inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string& log_path) {
+// Starts kevo in the background (its own process group, output to `log_path`, stderr to `err_path`
+// where one is given); returns its pid.
+inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string& log_path, const std::string& err_path = "") {
     std::vector<std::string> all;
     auto argv = kevo_argv(args, all);
-    return spawn_in_own_group(KEVO_BINARY, argv.data(), environ, log_path);
+    return spawn_in_own_group(KEVO_BINARY, argv.data(), environ, log_path, err_path);
 }
 
 // Runs kevo with stdout and stderr on one pseudo-terminal, as a user at a terminal sees it: the

@@ -5,6 +5,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -290,6 +293,105 @@ TEST(CliReview, InterruptedEvalJsonPrintsOneDocument) {
     ASSERT_TRUE(doc.is_object()) << slurp(log);
     EXPECT_EQ(doc["error"].value("exit_status", 0), 130) << doc.dump();
     EXPECT_NE(doc["error"].value("message", "").find("interrupted by SIGINT"), std::string::npos) << doc.dump();
+}
+
+// Defect 22: a calibration that replaces the cached one of the same device says so, with the old
+// and new figures and their difference (new / old - 1), on stderr and in --json. Checked for
+// consistency with the printed figures only: the size of the difference is timing noise.
+TEST(CliReview, KevoCalibrateReportsTheCalibrationItReplaces) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    TempDir dir("review-recalibrate");
+    const char* shared = std::getenv("KEVO_CACHE_DIR");
+    const std::string previous = shared ? shared : "";
+    ::setenv("KEVO_CACHE_DIR", dir.file("cache").c_str(), 1);  // empty: the first calibration replaces nothing
+    const auto first = run_kevo({"calibrate", "--backend", "opencl", "--quick", "--json"});
+    const auto second = run_kevo({"calibrate", "--backend", "opencl", "--quick", "--json"});
+    if (previous.empty()) ::unsetenv("KEVO_CACHE_DIR");
+    else ::setenv("KEVO_CACHE_DIR", previous.c_str(), 1);
+    ASSERT_EQ(first.exit_code, 0) << first.err;
+    ASSERT_EQ(second.exit_code, 0) << second.err;
+    const auto a = first.json(), b = second.json();
+    ASSERT_TRUE(a.is_object() && b.is_object()) << first.out << second.out;
+    EXPECT_TRUE(a["replaced"].is_null()) << a["replaced"].dump();
+    EXPECT_EQ(first.err.find("replaced the cached calibration"), std::string::npos) << first.err;
+    const auto& replaced = b["replaced"];
+    ASSERT_TRUE(replaced.is_object()) << second.out;
+    EXPECT_EQ(replaced.value("measured_at", ""), a.value("measured_at", "?"));
+    for (const char* figure : {"bandwidth_gbs", "fp32_gflops"}) {
+        const auto& f = replaced[figure];
+        EXPECT_DOUBLE_EQ(f.value("before", 0.0), a.value(figure, -1.0)) << figure;
+        EXPECT_DOUBLE_EQ(f.value("after", 0.0), b.value(figure, -1.0)) << figure;
+        EXPECT_NEAR(f.value("difference", 9.0), b.value(figure, 0.0) / a.value(figure, 1.0) - 1, 1e-12) << figure;
+        EXPECT_EQ(f.value("beyond_spread", true),
+                  std::abs(f.value("difference", 0.0)) > std::max(f.value("spread", 0.0), 0.05)) << f.dump();
+    }
+    const std::string line = fmt::format("replaced the cached calibration of {}: DRAM {:.1f} -> {:.1f} GB/s ({:+.1f}%",
+                                         a.value("measured_at", ""), a.value("bandwidth_gbs", 0.0), b.value("bandwidth_gbs", 0.0),
+                                         100 * replaced["bandwidth_gbs"].value("difference", 0.0));
+    EXPECT_NE(second.err.find(line), std::string::npos) << line << "\n" << second.err;
+    EXPECT_EQ(second.err.find("likely busy") != std::string::npos, replaced.value("beyond_spread", false)) << second.err;
+}
+
+// Defect 6 for bench: SIGINT while a kernel is being checked ends the bench with exactly one JSON
+// document on stdout (status interrupted, the checks done so far), exit 130, and stderr ending in
+// a whole line that says it was interrupted. saxpy's kernel never ends, so the signal lands in it.
+TEST(CliReview, InterruptedBenchJsonPrintsOneDocument) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    TempDir dir("review-bench-sigint");
+    fs::create_directories(dir.path() / "kernels");
+    fs::copy_file(candidate("saxpy_infinite_loop.cl"), dir.file("kernels/saxpy.cl"));
+    const std::string out = dir.file("bench.out"), err = dir.file("bench.err");
+    const pid_t pid = spawn_kevo({"bench", "--tasks", "heat2d,saxpy", "--kernels", dir.file("kernels"), "--backend", "opencl",
+                                  "--profile", "small", "--no-peers", "--timeout", "60", "--json"},
+                                 out, err);
+    ASSERT_GT(pid, 0);
+    for (int i = 0; i < 1200 && slurp(err).find("saxpy: checking") == std::string::npos; ++i) ::usleep(100 * 1000);
+    ASSERT_NE(slurp(err).find("saxpy: checking"), std::string::npos) << slurp(err);
+    ::usleep(1000 * 1000);
+    ::kill(pid, SIGINT);
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << "killed by the signal itself: " << slurp(err);
+    EXPECT_EQ(WEXITSTATUS(status), 130);
+    const auto doc = nlohmann::json::parse(slurp(out), nullptr, false);  // the whole of stdout: one document
+    ASSERT_TRUE(doc.is_object()) << slurp(out);
+    EXPECT_EQ(doc.value("status", ""), "interrupted");
+    EXPECT_EQ(doc.value("interrupted", ""), "interrupted by SIGINT");
+    ASSERT_EQ(doc["tasks"].size(), 2u) << doc.dump();
+    ASSERT_EQ(doc["tasks"][0]["checks"].size(), 1u) << doc.dump();  // heat2d's check, done before the signal
+    EXPECT_EQ(doc["tasks"][0]["checks"][0].value("verdict", ""), "ok");
+    EXPECT_TRUE(doc["tasks"][1]["checks"].empty()) << doc.dump();  // cut short: not reported as a verdict
+    const std::string text = slurp(err);
+    ASSERT_FALSE(text.empty());
+    EXPECT_EQ(text.back(), '\n') << text;
+    const size_t last = text.rfind('\n', text.size() - 2);
+    const std::string last_line = text.substr(last == std::string::npos ? 0 : last + 1);
+    EXPECT_EQ(last_line.rfind("kevo: bench interrupted by SIGINT", 0), 0u) << text;
+}
+
+// Defect 21: what the OpenCL compiler prints itself during the build (PoCL: "1 error generated.")
+// is part of the kernel's compile message, not a bare line on kevo's stderr; and with --json the
+// stderr progress keeps its "evaluating FILE for TASK" header while stdout holds only the document.
+TEST(CliReview, CompilerOutputIsAttributedAndJsonKeepsTheProgressHeader) {
+    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    const std::string file = candidate("saxpy_compile_error.cl");
+    const auto r = run_kevo({"eval", "saxpy", file, "--backend", "opencl", "--profile", "small", "--json"});
+    ASSERT_EQ(r.exit_code, 1) << r.err;
+    const auto doc = r.json();  // the whole of stdout
+    ASSERT_TRUE(doc.is_object()) << r.out;
+    EXPECT_EQ(doc.value("verdict", ""), "compile_error");
+    EXPECT_FALSE(doc["compile_messages"].empty()) << doc.dump();
+    EXPECT_NE(r.err.find("evaluating " + file + " for saxpy on "), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("error generated"), std::string::npos) << r.err;
+    const std::string diagnostics = doc.value("diagnostics", "");
+    const size_t printed = diagnostics.find("the compiler also printed:\n");
+    if (printed != std::string::npos)  // PoCL 3 prints; a compiler that prints nothing adds nothing
+        EXPECT_GT(diagnostics.size(), printed + strlen("the compiler also printed:\n")) << diagnostics;
+    const auto text = run_kevo({"eval", "saxpy", file, "--backend", "opencl", "--profile", "small"});
+    EXPECT_EQ(text.exit_code, 1) << text.err;
+    EXPECT_EQ(text.err.find("error generated"), std::string::npos) << text.err;
+    EXPECT_NE(text.err.find("evaluating " + file + " for saxpy on "), std::string::npos) << text.err;
+    if (printed != std::string::npos) EXPECT_NE(text.out.find("the compiler also printed:"), std::string::npos) << text.out;
 }
 
 // Defect 8: the resume hint of an interrupted sweep keeps the study in one folder (--out) and store.

@@ -11,6 +11,7 @@
 #include "bench/bench_state.hpp"
 #include "core/clock.hpp"
 #include "core/files.hpp"
+#include "core/interrupt.hpp"
 #include "core/hash.hpp"
 #include "eval/ceiling_ratchet.hpp"
 #include "task/registry.hpp"
@@ -52,6 +53,15 @@ public:
         : evaluator_(evaluator), options_(options), callbacks_(callbacks), clock_start_(std::chrono::steady_clock::now()) {}
 
     Expected<BenchReport> run() {
+        if (auto ok = phases(); !ok) {
+            if (!interrupt_requested()) return ok.error();
+            report_.interrupted = fmt::format("interrupted by {}", interrupt_signal_name());
+        }
+        return std::move(report_);
+    }
+
+private:
+    Expected<void> phases() {
         if (auto ok = start(); !ok) return ok.error();
         if (auto ok = list_tasks(); !ok) return ok.error();
         if (auto ok = restore(); !ok) return ok.error();
@@ -59,10 +69,15 @@ public:
         if (auto ok = check_best_kernels(); !ok) return ok.error();
         for (size_t i = 0; i < report_.tasks.size(); ++i)
             if (auto ok = time_task(i); !ok) return ok.error();
-        return std::move(report_);
+        return {};
     }
 
-private:
+    // Between steps: a signal stops the bench before the next evaluation starts.
+    static Expected<void> not_interrupted() {
+        if (interrupt_requested()) return make_error(fmt::format("interrupted by {}", interrupt_signal_name()));
+        return {};
+    }
+
     Evaluator& evaluator_;
     const BenchOptions& options_;
     const BenchCallbacks& callbacks_;
@@ -180,6 +195,7 @@ private:
             for (const auto& profile : options_.check_profiles) {
                 if (std::any_of(bt.checks.begin(), bt.checks.end(), [&](const BenchCheck& c) { return c.profile == profile; }))
                     continue;  // done in an earlier invocation
+                if (auto go = not_interrupted(); !go) return go;
                 progress(fmt::format("{}: checking {} at every {} size", bt.task, bt.best_origin, profile));
                 auto request = request_for(bt.task, profile, best_sources_[i], bt.best_origin);
                 request.check_only = true;
@@ -199,6 +215,7 @@ private:
     // Phase 2 for one task: seed and best in full at the timed profile, then the peers.
     Expected<void> time_task(size_t i) {
         auto& bt = report_.tasks[i];
+        if (auto go = not_interrupted(); !go) return go;
         if (!bt.seed) {  // else restored from the state file
             auto task = make_task(bt.task);
             if (!task) return task.error();
@@ -206,15 +223,20 @@ private:
             auto seed = evaluator_.evaluate(request_for(bt.task, options_.profile, std::string(task_file(bt.task, "seed." + suffix_)),
                                                        fmt::format("tasks/{}/seed.{}", bt.task, suffix_)));
             if (!seed) return seed.error();
+            std::optional<EvalResult> best;
             if (bt.best_missing.empty()) {
                 progress(fmt::format("{}: best at {}", bt.task, options_.profile));
-                auto best = evaluator_.evaluate(request_for(bt.task, options_.profile, best_sources_[i], bt.best_origin));
-                if (!best) return best.error();
-                bt.best = std::move(*best);
+                auto evaluated = evaluator_.evaluate(request_for(bt.task, options_.profile, best_sources_[i], bt.best_origin));
+                if (!evaluated) return evaluated.error();
+                best = std::move(*evaluated);
             }
-            bt.seed = std::move(*seed);
             const auto& sizes = (*task)->spec().profiles.at(options_.profile);
-            fill_bench_sizes(bt, sizes, time_task_peers((*task)->spec(), sizes));
+            auto peers = time_task_peers((*task)->spec(), sizes);
+            // A task's timing is kept whole or not at all: cut short, it is timed again on resume.
+            if (auto go = not_interrupted(); !go) return go;
+            bt.seed = std::move(*seed);
+            bt.best = std::move(best);
+            fill_bench_sizes(bt, sizes, std::move(peers));
             record_rates(bt);
             if (auto saved = save(); !saved) return saved.error();
         }
@@ -253,6 +275,7 @@ private:
         std::map<std::string, std::vector<PeerTiming>> peers;
         if (!options_.peers || spec.peers.empty()) return peers;
         for (const auto& size : sizes) {
+            if (interrupt_requested()) break;  // time_task's caller sees the signal next
             progress(fmt::format("{}: peers at {}", spec.name, size.label));
             auto device = callbacks_.peer_device();
             if (!device) {

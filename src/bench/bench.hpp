@@ -76,6 +76,9 @@ struct BenchReport {
     std::vector<Invocation> invocations;
     std::optional<Calibration> ceilings;  // the measured ceilings the fractions are of
     std::vector<BenchTask> tasks;
+    // Why the bench stopped before its end ("interrupted by SIGINT"); empty when it ran to the end.
+    // An interrupted report holds what was measured until then (tasks may lack their timing).
+    std::string interrupted;
     bool ok() const;
 };
 
@@ -87,6 +90,8 @@ struct BenchCallbacks {
     std::function<void(const BenchTask&)> task_done;    // each task as soon as it is complete; may be empty
 };
 
+// A signal (core/interrupt.hpp) ends the bench after the step it cut short: the report so far comes
+// back with `interrupted` set, not an error.
 Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks);
 
 nlohmann::json to_json(const BenchReport& report);

@@ -115,6 +115,8 @@ nlohmann::json to_json(const BenchReport& report) {
             {"started", report.started},
             {"invocations", invocations_json(report)},
             {"ok", report.ok()},
+            {"status", report.interrupted.empty() ? "complete" : "interrupted"},
+            {"interrupted", report.interrupted.empty() ? nlohmann::json(nullptr) : nlohmann::json(report.interrupted)},
             {"tasks", tasks}};
 }
 

@@ -100,6 +100,22 @@ Expected<std::vector<std::string>> benched_tasks(const BenchCliOptions& o) {
     return o.tasks.empty() ? *in_pack : o.tasks;
 }
 
+// A bench stopped by a signal: one line that says so (after what was printed so far), and with
+// --json the report so far (status "interrupted"); exit 128 + the signal.
+int stop_interrupted(const BenchReport& report, const BenchCliOptions& o, const std::vector<std::string>& unused) {
+    std::string line = "kevo: bench " + report.interrupted;
+    line += o.state.empty() ? "; a rerun starts over (--state FILE keeps the progress for a resume)"
+                            : fmt::format("; resume with the same command (--state {})", o.state);
+    say(true, line);
+    if (o.json) {
+        auto doc = to_json(report);
+        doc["unused_kernel_files"] = unused;
+        doc["aggregates"] = nullptr;  // not over a bench cut short
+        print_json(doc);
+    }
+    return 128 + interrupt_signal();
+}
+
 int run(BenchCliOptions& o) {
     auto tasks = benched_tasks(o);
     if (!tasks) return fail(tasks.error().message);
@@ -177,6 +193,7 @@ int run(BenchCliOptions& o) {
     auto report = run_bench(evaluator, bench, callbacks);
     live.clear();
     if (!report) return fail_unless_interrupted(report.error().message);
+    if (!report->interrupted.empty()) return stop_interrupted(*report, o, unused);
 
     const BenchAggregates aggregates = bench_aggregates(*report, *weights);
     if (!o.markdown.empty()) {

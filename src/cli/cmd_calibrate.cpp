@@ -4,6 +4,7 @@
 #include "backend/registry.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
+#include "eval/calibration_change.hpp"
 #include "eval/evaluator.hpp"
 
 namespace kevo::cli {
@@ -26,10 +27,19 @@ int run(const CalibrateOptions& o) {
     auto info = evaluator.device();
     if (!info) return fail(info.error().message);
     say(o.json, fmt::format("calibrating {} device {}: {}{}", *backend, o.device.device, info->name, o.quick ? " (quick)" : ""));
+    // The cached calibration this one replaces, if any: its figures are reported beside the new
+    // ones, so that a calibration on a busy machine does not silently overwrite a quieter one.
+    const auto replaced = load_cached_calibration(*info);
     auto c = evaluator.calibrate(o.quick);
     if (!c) return fail(c.error().message);
+    std::optional<CalibrationChange> change;
+    if (replaced) change = compare_calibrations(*replaced, *c);
+    if (change)
+        for (const auto& line : describe_calibration_change(*change)) say(true, line);
     if (o.json) {
-        print_json(to_json(*c));
+        auto doc = to_json(*c);
+        doc["replaced"] = change ? to_json(*change) : nlohmann::json(nullptr);
+        print_json(doc);
         return kExitOk;
     }
     std::string text = fmt::format("\n{:>12}  {:>12}  {:>12}\n", "working set", "copy GB/s", "triad GB/s");

@@ -4,9 +4,11 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <chrono>
 
 #include "backends/opencl/cl_errors.hpp"
+#include "backends/opencl/stderr_capture.hpp"
 
 namespace kevo::opencl {
 namespace {
@@ -19,6 +21,11 @@ std::string build_options(const std::vector<std::string>& defines) {
         options += define;
     }
     return options;
+}
+
+std::string trim_trailing_space(std::string text) {
+    while (!text.empty() && std::isspace(static_cast<unsigned char>(text.back()))) text.pop_back();
+    return text;
 }
 
 std::string arg_info_text(cl_kernel kernel, cl_uint index, cl_kernel_arg_info what, cl_int& status) {
@@ -97,9 +104,13 @@ Expected<CompileOutcome> OpenclDevice::compile(const std::string& source, const 
     if (status != CL_SUCCESS) return make_error(fmt::format("clCreateProgramWithSource failed: {}", error_text(status)));
 
     const std::string options = build_options(defines);
+    StderrCapture compiler_stderr;
     status = clBuildProgram(program, 1, &device_, options.c_str(), nullptr, nullptr);
+    const std::string printed = trim_trailing_space(compiler_stderr.finish());
     CompileOutcome outcome;
     outcome.log = build_log(program, device_);
+    // What the compiler printed itself (PoCL: "1 error generated.") belongs to this kernel's log.
+    if (!printed.empty()) outcome.log += fmt::format("{}the compiler also printed:\n{}", outcome.log.empty() ? "" : "\n", printed);
     outcome.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
     if (status == CL_SUCCESS) {
