@@ -32,6 +32,7 @@ const Recipe kRecipes[] = {
     {"silu_and_mul", "silu_and_mul_recipe_vllm", 50},
     {"add_rmsnorm", "add_rmsnorm_recipe_vllm", 50},
     {"rope", "rope_recipe_vllm", 50},
+    {"rope", "rope_recipe_fused", 50},
     {"attention_prefill", "attention_prefill_recipe_bf16p", 2},
     {"attention_decode_paged", "attention_decode_paged_recipe_bf16p", 2},
 };

@@ -189,13 +189,20 @@ public:
                 return fmt::format("{} (t={}, head={}, j={})", name, u / (heads * s.d), u / s.d % heads, u % s.d);
             };
             // Every operand and product of vLLM's recipe is a bf16 number whose product is exact in
-            // double: one value per element, no midpoint ambiguity.
-            const Bf16Recipe vllm{"vLLM's bf16(x c) - bf16(y s) in bf16", [&](size_t k, RecipeValues& values) {
+            // double: no midpoint ambiguity. The same code written with __hmul/__hsub is contracted
+            // by nvcc (--fmad=true, the default) into one fma.rn.bf16 with either product unrounded:
+            // those two orders are the recipe too (seen on the H100: the __hmul recipe was 92 times
+            // outside the as-written order alone).
+            const Bf16Recipe vllm{"vLLM's bf16(x c) - bf16(y s) in bf16, or fused into one fma", [&](size_t k, RecipeValues& values) {
                                       const Pair p = pair_of(x, k, heads, s.d, positions, cache);
                                       const auto b = [](double v) { return static_cast<double>(round_to_bf16(static_cast<float>(v))); };
                                       const double c16 = b(p.c), s16 = b(p.s);
-                                      values[0] = p.second ? b(p.x2 * c16) + b(p.x1 * s16) : b(p.x1 * c16) - b(p.x2 * s16);
-                                      return size_t{1};
+                                      const double first = p.second ? p.x2 * c16 : p.x1 * c16;
+                                      const double second = p.second ? p.x1 * s16 : -(p.x2 * s16);
+                                      values[0] = b(first) + b(second);
+                                      values[1] = first + b(second);
+                                      values[2] = b(first) + second;
+                                      return size_t{3};
                                   }};
             CheckResult one = check_bf16_exact_or_recipe(as_bf16(outputs[r]), want.values, want.own_rounding, kTolerance,
                                                          terms, vllm, where);

@@ -1,6 +1,7 @@
 // rope_recipe_vllm: vLLM's rotary arithmetic (csrc/pos_encoding_kernels.cu,
 // apply_token_rotary_embedding: `arr[x_index] = x * cos - y * sin` in scalar_t, with a cos_sin_cache
-// in the model's dtype): cos and sin rounded to bf16, each product rounded to bf16, then their
+// in the model's dtype): cos and sin rounded to bf16, each product rounded to bf16 (__hmul_rn: plain
+// __hmul lets nvcc fuse one product into the subtraction, rope_recipe_fused's order), then their
 // difference. Off the exact value by up to ~2^-8 of |x1 c| + |x2 s|; the task's contract admits it
 // against its own value (docs/ml-checks.md). A test kernel: it must pass.
 // kevo: tune BX 128 64 256 512
@@ -23,7 +24,7 @@ extern "C" __global__ void rope(const int* positions, __nv_bfloat16* q, __nv_bfl
     // vLLM's cache holds cos and sin in the model's dtype: rounded to bf16.
     const __nv_bfloat16 c = __float2bfloat16_rn(cs[i]), s = __float2bfloat16_rn(cs[half_dim + i]);
     const __nv_bfloat16 x = row[i], y = row[half_dim + i];
-    // x * cos - y * sin in scalar_t (__hmul, __hsub, __hadd: each rounded to bf16).
-    row[i] = __hsub(__hmul(x, c), __hmul(y, s));
-    row[half_dim + i] = __hadd(__hmul(y, c), __hmul(x, s));
+    // x * cos - y * sin in scalar_t (__hmul_rn, __hsub, __hadd: each rounded to bf16, none fused).
+    row[i] = __hsub(__hmul_rn(x, c), __hmul_rn(y, s));
+    row[half_dim + i] = __hadd(__hmul_rn(y, c), __hmul_rn(x, s));
 }
