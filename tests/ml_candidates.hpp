@@ -11,6 +11,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "kevo_process.hpp"
 #include "task/registry.hpp"
@@ -19,9 +20,12 @@ namespace kevo::test {
 
 // `kevo eval TASK PATH --check-only` on the OpenCL device at every small size; the JSON document
 // (a failed expectation names stdout and stderr when there is none).
-inline nlohmann::json eval_small(const std::string& task, const std::string& path, int seed) {
-    const auto r = run_kevo({"eval", task, path, "--backend", "opencl", "--profile", "small", "--sizes", "all",
-                             "--check-only", "--json", "--timeout", "120", "--seed", std::to_string(seed)});
+inline nlohmann::json eval_small(const std::string& task, const std::string& path, int seed,
+                                 const std::vector<std::string>& more = {}) {
+    std::vector<std::string> args = {"eval", task, path, "--backend", "opencl", "--profile", "small", "--sizes", "all",
+                                     "--check-only", "--json", "--timeout", "120", "--seed", std::to_string(seed)};
+    args.insert(args.end(), more.begin(), more.end());
+    const auto r = run_kevo(args);
     auto doc = r.json();
     EXPECT_TRUE(doc.is_object()) << "stdout is not one JSON document:\n" << r.out << "\nstderr:\n" << r.err;
     return doc;

@@ -110,6 +110,18 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
+// Sends SIGTERM to a spawned kevo and returns the seconds it took to exit (killed after 25 s).
+double seconds_to_exit_after_sigterm(pid_t pid) {
+    const auto signalled = Clock::now();
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0 && seconds_since(signalled) < 25)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const double took = seconds_since(signalled);
+    if (took >= 25) ::kill(pid, SIGKILL), ::waitpid(pid, &status, 0);
+    return took;
+}
+
 // heat2d's seed with 2 MB of comments: far above the static scan's size limit.
 std::string huge_kernel() {
     std::string source = heat2d_variant("32,4");
@@ -217,13 +229,7 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
         while (relay.bodies().empty() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(50));
         ASSERT_FALSE(relay.bodies().empty()) << slurp(temp("slow.log"));
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        const auto signalled = Clock::now();
-        ::kill(pid, SIGTERM);
-        int status = 0;
-        while (::waitpid(pid, &status, WNOHANG) == 0 && seconds_since(signalled) < 25)
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        const double took = seconds_since(signalled);
-        if (took >= 25) ::kill(pid, SIGKILL), ::waitpid(pid, &status, 0);
+        const double took = seconds_to_exit_after_sigterm(pid);
         EXPECT_LT(took, 2.0) << slurp(temp("slow.log"));
         EXPECT_EQ(report(db, "slow")["status"], "interrupted");
         EXPECT_EQ(relay.bodies().size(), 1u) << "no retry after the signal";
@@ -286,13 +292,7 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
             std::this_thread::sleep_for(std::chrono::milliseconds(50));
         ASSERT_EQ(relay.bodies().size(), sent + 2) << slurp(temp("received.log"));
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
-        const auto signalled = Clock::now();
-        ::kill(pid, SIGTERM);
-        int status = 0;
-        while (::waitpid(pid, &status, WNOHANG) == 0 && seconds_since(signalled) < 25)
-            std::this_thread::sleep_for(std::chrono::milliseconds(20));
-        const double took = seconds_since(signalled);
-        if (took >= 25) ::kill(pid, SIGKILL), ::waitpid(pid, &status, 0);
+        const double took = seconds_to_exit_after_sigterm(pid);
         EXPECT_LT(took, 2.0) << slurp(temp("received.log"));
         const auto usages = relay.usages();
         ASSERT_EQ(usages.size(), replies + 1) << "one reply reached kevo before the signal";

@@ -73,5 +73,25 @@ INSTANTIATE_TEST_SUITE_P(
                       TaskKernel{"fused_moe", "fused_moe_slightly_wrong"}),
     stem_name);
 
+// Where a size's reference is the device's (paper and large sizes above the CPU's budget), the seed
+// alone gives the exact q * s value: gemm_w4a16's recipe_reference kernel gives Marlin's 16-bit one
+// beside it, so the recipe passes there too (it failed at paper and large on the H100 without it),
+// and the wrong kernels stay wrong against both.
+TEST(GemmDeviceReference, AdmitsMarlinsRecipeAndStillRejectsTheWrongKernels) {
+    if (!test::has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
+    for (int seed = 1; seed <= kSeeds; ++seed) {
+        const auto ok = test::eval_small("gemm_w4a16", test::candidate("gemm_w4a16_recipe_marlin.cl"), seed,
+                                         {"--reference", "device"});
+        ASSERT_TRUE(ok.is_object());
+        EXPECT_EQ(ok["verdict"], "ok") << "seed " << seed << ": " << ok.dump(2);
+        for (const char* wrong : {"gemm_w4a16_slightly_wrong", "gemm_w4a16_only_int4_min"}) {
+            const auto bad = test::eval_small("gemm_w4a16", test::candidate(std::string(wrong) + ".cl"), seed,
+                                              {"--reference", "device"});
+            ASSERT_TRUE(bad.is_object());
+            EXPECT_EQ(bad["verdict"], "incorrect") << wrong << " seed " << seed << ": " << bad.dump(2);
+        }
+    }
+}
+
 }  // namespace
 }  // namespace kevo

@@ -137,26 +137,45 @@ std::optional<Runner::Stop> Runner::bind(const Task& task, const CompileStage& c
     return std::nullopt;
 }
 
+// The device reference: the task's seed run on this device, and where the task folder ships a
+// recipe_reference kernel (the value of a second admitted recipe, e.g. gemm_w4a16's 16-bit weights),
+// that kernel too, its outputs after the seed's, as the CPU reference orders them.
 Expected<Reference> Runner::device_reference(const Task& task, const SizeSpec& size, uint64_t seed, Trial trial,
                                              std::shared_ptr<const Case> c) {
     const TaskSpec& spec = task.spec();
+    const std::string suffix(language_suffix(device_.language()));
+    Reference ref;
+    for (const char* stem : {"seed", "recipe_reference"}) {
+        const std::string_view source = task_file(spec.name, fmt::format("{}.{}", stem, suffix));
+        if (source.empty()) continue;
+        auto outputs = run_reference_kernel(task, size, seed, trial, c, std::string(source), stem);
+        if (!outputs) return outputs.error();
+        for (auto& output : *outputs) ref.results.push_back(std::move(output));
+    }
+    return ref;
+}
+
+Expected<std::vector<std::vector<std::byte>>> Runner::run_reference_kernel(const Task& task, const SizeSpec& size,
+                                                                           uint64_t seed, Trial trial,
+                                                                           std::shared_ptr<const Case> c,
+                                                                           std::string source, const std::string& stem) {
+    const TaskSpec& spec = task.spec();
     EvalRequest seed_kernel;
     seed_kernel.task = spec.name;
-    seed_kernel.source = std::string(task_file(spec.name, fmt::format("seed.{}", language_suffix(device_.language()))));
+    seed_kernel.source = std::move(source);
     auto compiled = run_compile_stage(spec, seed_kernel, device_.language(), device_.info().arch,
-                                      [&](const std::string& source, const std::vector<std::string>& defines,
-                                          const std::string& arch) { return compile(source, defines, arch); });
+                                      [&](const std::string& text, const std::vector<std::string>& defines,
+                                          const std::string& arch) { return compile(text, defines, arch); });
     if (!compiled) return compiled.error();
-    if (compiled->verdict) return make_error("the seed failed to compile: " + compiled->diagnostics);
+    if (compiled->verdict) return make_error(fmt::format("the {} failed to compile: {}", stem, compiled->diagnostics));
     BoundKernels kernels;
     EvalResult unused;
-    if (auto stop = bind(task, *compiled, kernels, unused)) return make_error("the seed cannot be launched: " + stop->diagnostics);
+    if (auto stop = bind(task, *compiled, kernels, unused))
+        return make_error(fmt::format("the {} cannot be launched: {}", stem, stop->diagnostics));
     auto run = CaseRun::create(device_, device_cases_, task, size, seed, trial, std::move(c), kernels);
     if (!run) return run.error();
-    if (auto fault = run->run()) return make_error("the seed failed: " + fault->message);
-    auto outputs = run->outputs();
-    if (!outputs) return outputs.error();
-    return Reference{std::move(*outputs)};
+    if (auto fault = run->run()) return make_error(fmt::format("the {} failed: {}", stem, fault->message));
+    return run->outputs();
 }
 
 std::shared_ptr<const Reference> Runner::reference_for(const Task& task, const SizeSpec& size,

@@ -96,6 +96,11 @@ private:
     // The task's own seed run on this device: the reference where the CPU would be too slow.
     Expected<Reference> device_reference(const Task& task, const SizeSpec& size, uint64_t seed, Trial trial,
                                          std::shared_ptr<const Case> c);
+    // One reference kernel (the seed, or a recipe_reference) run on the case: its result buffers.
+    Expected<std::vector<std::vector<std::byte>>> run_reference_kernel(const Task& task, const SizeSpec& size,
+                                                                       uint64_t seed, Trial trial,
+                                                                       std::shared_ptr<const Case> c, std::string source,
+                                                                       const std::string& stem);
     // The device's lease, waited for as the "lease" stage; none (and a warning) when it cannot be taken.
     std::optional<DeviceLease> take_lease(EvalResult& result);
     void stage(const char* name, const std::string& size = {}, const char* trial = nullptr, size_t launches = 0);
