@@ -176,7 +176,8 @@ private:
 // bodies the proxy received), the usage of every reply it passed on, and the x-litellm-* headers of
 // the reply. Under /nochoices/ it deletes `choices` from the proxy's reply (a 200 without choices,
 // usage kept) and remembers that usage; under /slowafter1/ every request after the first asks for
-// the model `kevo-slow` (a reply, then a request that hangs: where a signal lands in a real run).
+// the model `kevo-slow` (a reply, then a request that hangs: where a signal lands in a real run);
+// under /ctx/ GET /models reports a context size (report_context), as vLLM's server does.
 class RecordingRelay {
 public:
     enum class Route { plain, strip_choices, slow_after_first };
@@ -220,8 +221,13 @@ public:
                 if (k.rfind("x-litellm-", 0) == 0) res.set_header(k, v);
             res.set_content(body, up->get_header_value("Content-Type"));
         };
+        // Under /ctx/ the relay answers GET /models itself, as vLLM does (LiteLLM's /models says no size).
+        server_.Get("/ctx/v1/models", [this](const httplib::Request&, httplib::Response& r) {
+            std::lock_guard lock(mutex_);
+            r.set_content(models_.dump(), "application/json");
+        });
         for (const auto& [prefix, route] : {std::pair{"", Route::plain}, std::pair{"/nochoices", Route::strip_choices},
-                                            std::pair{"/slowafter1", Route::slow_after_first}})
+                                            std::pair{"/slowafter1", Route::slow_after_first}, std::pair{"/ctx", Route::plain}})
             server_.Post(std::string(prefix) + "/v1/chat/completions",
                          [forward, route](const httplib::Request& q, httplib::Response& r) { forward(q, r, route); });
         port_ = server_.bind_to_any_port("127.0.0.1");
@@ -243,6 +249,11 @@ public:
         std::lock_guard lock(mutex_);
         return stripped_usage_;
     }
+    // What GET /ctx/v1/models answers: {"data": [{"id": model, "max_model_len": tokens}]}.
+    void report_context(const std::string& model, int tokens) {
+        std::lock_guard lock(mutex_);
+        models_ = {{"object", "list"}, {"data", {{{"id", model}, {"object", "model"}, {"max_model_len", tokens}}}}};
+    }
     // The usage of every whole (not streamed) reply passed on, in order.
     std::vector<nlohmann::json> usages() {
         std::lock_guard lock(mutex_);
@@ -256,7 +267,7 @@ private:
     std::mutex mutex_;
     std::vector<std::string> bodies_;
     std::vector<nlohmann::json> usages_;
-    nlohmann::json stripped_usage_;
+    nlohmann::json stripped_usage_, models_ = {{"object", "list"}, {"data", nlohmann::json::array()}};
     int slow_seen_ = 0;
 };
 

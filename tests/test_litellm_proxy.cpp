@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 
@@ -246,6 +247,21 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
         EXPECT_EQ(bodies[i].find("filler line 30000 of a huge kernel"), std::string::npos);
     }
     EXPECT_NE(bodies.back().find("cut here]"), std::string::npos) << "the second prompt says what was cut";
+
+    // The same through a server that reports its context (max_model_len, less the answer's 8192):
+    // without --max-prompt-tokens the whole prompt is kept under 4/5 of what the server takes.
+    constexpr int kInput = 3000;
+    relay.report_context("kevo-huge", kInput + 8192);
+    const auto bounded = run_kevo(llm_run(relay.base_url("/ctx"), "kevo-huge", db, {"--iterations", "2"}));
+    ASSERT_EQ(bounded.exit_code, kevo::test::run_exit_status(bounded.json())) << bounded.err;
+    const auto second = nlohmann::json::parse(relay.bodies().back(), nullptr, false);
+    ASSERT_TRUE(second.is_object());
+    size_t chars = 0;
+    for (const auto& message : second["messages"]) chars += message.value("content", std::string()).size();
+    std::printf("second request: %zu bytes under the default bound, %zu under the server's %d tokens\n",
+                bodies.back().size(), relay.bodies().back().size(), kInput);
+    EXPECT_LE((chars + 3) / 4, static_cast<size_t>(kInput * 4 / 5)) << "the prompt's estimated tokens";
+    EXPECT_LT(relay.bodies().back().size(), bodies.back().size()) << "smaller than under the default bound";
 
     // The seed quoted, then the model's kernel: the kernel is evaluated.
     const auto two = run_kevo(llm_run(relay.base_url(), "kevo-twoblocks", db, {"--iterations", "1"}));
