@@ -7,6 +7,7 @@
 #include <string>
 
 #include "search/answer.hpp"
+#include "search/proposers/common.hpp"
 
 namespace kevo {
 namespace {
@@ -271,6 +272,23 @@ TEST(Answer, AnswersThatAreAllReasoningSaySo) {
     const ParsedAnswer edits = parse_answer(edit_answer, kPrevious, Language::opencl);
     ASSERT_TRUE(edits.ok) << edits.reason;
     EXPECT_NE(edits.source.find("    if (x >= nx) return;\n"), std::string::npos) << edits.source;
+}
+
+// review-llm L4: an edit that does not apply names the kernel it was applied to: the previous
+// attempt, or the incumbent when the prompt withheld the previous one (a fresh approach).
+TEST(Answer, AFailedEditNamesTheKernelItWasAppliedTo) {
+    ProposalContext context;
+    context.incumbent.source = "__kernel void k() { int incumbent = 1; }\n";
+    context.previous.emplace();
+    context.previous->source = "__kernel void k() { int previous = 2; }\n";
+    const std::string edit = "<<<<<<< SEARCH\nint absent = 3;\n=======\nint b = 4;\n>>>>>>> REPLACE\n";
+    for (const bool fresh : {false, true}) {
+        context.fresh_approach = fresh;
+        Proposal proposal;
+        fill_from_answer(proposal, edit, context);
+        const std::string name = fresh ? "not found in the incumbent" : "not found in the previous source";
+        EXPECT_NE(proposal.note.find(name), std::string::npos) << proposal.note;
+    }
 }
 
 }  // namespace

@@ -213,7 +213,7 @@ std::vector<size_t> line_matches(const std::string& text, const std::string& nee
     return found;
 }
 
-ParsedAnswer apply_edits(const std::vector<Edit>& edits, std::string_view previous_source) {
+ParsedAnswer apply_edits(const std::vector<Edit>& edits, std::string_view previous_source, std::string_view base_name) {
     ParsedAnswer parsed;
     if (trim(previous_source).empty()) {
         parsed.reason = "the answer holds SEARCH/REPLACE edits but there is no previous source to apply them to";
@@ -231,11 +231,11 @@ ParsedAnswer apply_edits(const std::vector<Edit>& edits, std::string_view previo
         if (found.size() != 1) {
             const std::string first_line(trim(e.search.substr(0, e.search.find('\n'))));
             parsed.reason = found.empty()
-                                ? fmt::format("edit {} of {}: SEARCH text not found in the previous source "
-                                              "(first line: \"{}\")", i + 1, edits.size(), first_line)
-                                : fmt::format("edit {} of {}: SEARCH text matches {} places in the previous source "
-                                              "(first line: \"{}\"); it must match exactly once",
-                                              i + 1, edits.size(), found.size(), first_line);
+                                ? fmt::format("edit {} of {}: SEARCH text not found in {} (first line: \"{}\")", i + 1,
+                                              edits.size(), base_name, first_line)
+                                : fmt::format("edit {} of {}: SEARCH text matches {} places in {} (first line: "
+                                              "\"{}\"); it must match exactly once",
+                                              i + 1, edits.size(), found.size(), base_name, first_line);
             return parsed;
         }
         source.replace(found.front(), e.search.size(), e.replace);
@@ -341,7 +341,7 @@ ParsedAnswer parse_answer(std::string_view answer, const AnswerRules& rules) {
     const Edits edits = find_edits(lines);
     if (!edits.error.empty()) return {false, {}, edits.error, true};
     if (!edits.edits.empty()) {
-        ParsedAnswer applied = apply_edits(edits.edits, previous_source);
+        ParsedAnswer applied = apply_edits(edits.edits, previous_source, rules.base_name);
         applied.edit_failed = !applied.ok;
         return applied;
     }

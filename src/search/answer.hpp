@@ -29,6 +29,7 @@ struct ParsedAnswer {
 //   >>>>>>> REPLACE
 struct AnswerRules {
     std::string_view previous_source;            // what SEARCH/REPLACE edits apply to
+    std::string_view base_name = "the previous source";  // how messages name it ("the incumbent" on a fresh approach)
     Language language = Language::opencl;
     std::vector<std::string> entry_points;       // the task's kernel names (empty: any kernel counts)
     std::vector<std::string_view> quoted;        // sources the prompt showed

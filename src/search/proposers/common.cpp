@@ -5,14 +5,16 @@
 
 namespace kevo {
 
-const std::string& edit_base(const ProposalContext& context) {
-    if (context.previous && !context.fresh_approach) return context.previous->source;
-    return context.incumbent.source;
+EditBase edit_base(const ProposalContext& context) {
+    if (context.previous && !context.fresh_approach) return {context.previous->source, "the previous source"};
+    return {context.incumbent.source, "the incumbent"};
 }
 
 void fill_from_answer(Proposal& proposal, std::string answer, const ProposalContext& context) {
     AnswerRules rules;
-    rules.previous_source = edit_base(context);
+    const EditBase base = edit_base(context);
+    rules.previous_source = base.source;
+    rules.base_name = base.name;
     rules.language = context.language;
     if (context.spec)
         for (const auto& k : context.spec->kernels) rules.entry_points.push_back(k.name);

@@ -10,8 +10,13 @@
 namespace kevo {
 
 // The source an edit answer is applied to: the previous attempt, or the incumbent when there is
-// none or when the prompt withheld it (optimisation dropout). The prompt says the same.
-const std::string& edit_base(const ProposalContext& context);
+// none or when the prompt withheld it (optimisation dropout, a fresh approach), and how messages
+// name it. The prompt says the same.
+struct EditBase {
+    const std::string& source;
+    std::string_view name;
+};
+EditBase edit_base(const ProposalContext& context);
 
 // Fills source/status/note of `proposal` from `answer` (which it also stores as the transcript):
 // ok with the parsed source, or no_code / edit_failed with the parser's reason.
