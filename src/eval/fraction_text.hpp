@@ -14,7 +14,8 @@ namespace kevo {
 
 inline std::string fraction_text(const std::optional<double>& fraction) {
     if (!fraction) return "-";
-    return fmt::format("{:.4f}{}", *fraction, *fraction > kImplausibleFraction ? " (implausible: above 1.05 of its ceiling)" : "");
+    if (*fraction <= kImplausibleFraction) return fmt::format("{:.4f}", *fraction);
+    return fmt::format("{:.4f} (implausible: above {} of its ceiling)", *fraction, kImplausibleFraction);
 }
 
 }  // namespace kevo

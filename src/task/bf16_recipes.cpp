@@ -14,13 +14,6 @@
 namespace kevo {
 namespace {
 
-// excess / allowance of one element against one reference value (0 when within the rounding).
-double ratio_against(double got, double want, double own_rounding, double allowance) {
-    const double excess = std::max(0.0, std::fabs(got - want) - own_rounding * bf16_ulp(want));
-    if (excess == 0) return 0.0;
-    return allowance > 0 ? excess / allowance : std::numeric_limits<double>::infinity();
-}
-
 // Element i at its nearest reference: the ratio, and the reference value (index -1: exact).
 struct Nearest {
     double ratio = std::numeric_limits<double>::infinity();
@@ -29,6 +22,12 @@ struct Nearest {
 };
 
 }  // namespace
+
+double bf16_excess_ratio(double got, double want, double own_rounding, double allowance) {
+    const double excess = std::max(0.0, std::fabs(got - want) - own_rounding * bf16_ulp(want));
+    if (excess == 0) return 0.0;
+    return allowance > 0 ? excess / allowance : std::numeric_limits<double>::infinity();
+}
 
 std::pair<double, double> bf16_roundings_near(double v, double rel) {
     const auto round = [](double x) { return static_cast<double>(round_to_bf16(static_cast<float>(x))); };
@@ -49,15 +48,15 @@ CheckResult check_bf16_exact_or_recipe(std::span<const uint16_t> got, std::span<
         r.message = fmt::format("output holds {} values, expected {}", got.size(), want.size());
         return r;
     }
-    const auto allowance = [&](size_t i, double value) { return tolerance.ulps * bf16_ulp(value) + tolerance.rel * scale(i); };
+    const auto allowance = [&](size_t i, double value) { return bf16_allowance(tolerance, value, scale(i)); };
     const auto nearest = [&](size_t i) {
         const double g = got_values[i];
-        Nearest best{ratio_against(g, want[i], own_rounding, allowance(i, want[i])), want[i], -1};
+        Nearest best{bf16_excess_ratio(g, want[i], own_rounding, allowance(i, want[i])), want[i], -1};
         if (best.ratio == 0) return best;
         RecipeValues values{};
         const size_t n = recipe.values(i, values);
         for (size_t k = 0; k < n; ++k) {
-            const double ratio = ratio_against(g, values[k], 0.5, allowance(i, values[k]));
+            const double ratio = bf16_excess_ratio(g, values[k], 0.5, allowance(i, values[k]));
             if (ratio < best.ratio) best = {ratio, values[k], static_cast<int>(k)};
         }
         return best;

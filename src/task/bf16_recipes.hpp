@@ -13,6 +13,7 @@
 #include <string>
 #include <utility>
 
+#include "core/dtypes.hpp"
 #include "task/checks.hpp"
 
 namespace kevo {
@@ -28,6 +29,14 @@ struct Bf16Recipe {
     std::string name;  // in messages: "vLLM's bf16(silu(g)) * u"
     RecipeAt values;
 };
+
+// One element's error against one reference value as the bf16 rules measure it: the excess beyond
+// own_rounding ulp of want, over the allowance (0 when within the rounding; infinite over a zero
+// allowance). The allowance of the contracts is ulps * ulp(want) + rel * scale.
+double bf16_excess_ratio(double got, double want, double own_rounding, double allowance);
+inline double bf16_allowance(const Bf16Tolerance& tolerance, double want, double scale) {
+    return tolerance.ulps * bf16_ulp(want) + tolerance.rel * scale;
+}
 
 // Element i's error is the smaller of its error against want (beyond own_rounding ulp, as in
 // check_bf16_per_element) and against each recipe value (beyond 0.5 ulp: a recipe value is exact,

@@ -13,6 +13,7 @@
 #include "core/parallel.hpp"
 #include "core/rng.hpp"
 #include "task/bf16_buffer.hpp"
+#include "task/bf16_recipes.hpp"
 #include "task/checks.hpp"
 #include "task/gemm_reference.hpp"
 #include "task/gemm_scale.hpp"
@@ -220,8 +221,7 @@ public:
             const auto sixteen_bit = bf16_reference_values(ref.results[1], s.m * s.n);
             const auto got = as_bf16(outputs[0]);
             const auto ratio = [&](size_t i, double g, double w) {
-                const double excess = std::max(0.0, std::fabs(g - w) - want.own_rounding * bf16_ulp(w));
-                return excess / (kTolerance.ulps * bf16_ulp(w) + kTolerance.rel * scale(i));
+                return bf16_excess_ratio(g, w, want.own_rounding, bf16_allowance(kTolerance, w, scale(i)));
             };
             for (size_t i = 0; i < want.values.size() && i < got.size(); ++i) {
                 const double g = bf16_to_float(got[i]);

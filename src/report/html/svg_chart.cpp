@@ -128,28 +128,23 @@ std::string x_axis(const Scale& x, const Axis& axis, double bottom = kPlotBottom
 
 // A scatter series' marker, centred on (0, 0) (its mark is translated into place): circle, square,
 // triangle, diamond, triangle down; with ten colours, ten series differ in both.
-enum class Shape { circle, square, triangle, diamond, triangle_down };
-constexpr Shape kShapes[] = {Shape::circle, Shape::square, Shape::triangle, Shape::diamond, Shape::triangle_down};
-constexpr const char* kShapeNames[] = {"circle", "square", "triangle", "diamond", "triangle-down"};
+struct Marker {
+    const char* name;
+    const char* path;
+};
+constexpr Marker kMarkers[] = {{"circle", "M-5 0a5 5 0 1 0 10 0a5 5 0 1 0 -10 0z"},
+                               {"square", "M-4.5 -4.5h9v9h-9z"},
+                               {"triangle", "M0 -6l5.5 9.5h-11z"},
+                               {"diamond", "M0 -6l6 6l-6 6l-6 -6z"},
+                               {"triangle-down", "M0 6l5.5 -9.5h-11z"}};
 
-size_t shape_index(size_t series) { return series % std::size(kShapes); }
-
-std::string marker_path(size_t series) {
-    switch (kShapes[shape_index(series)]) {
-        case Shape::circle: return "M-5 0a5 5 0 1 0 10 0a5 5 0 1 0 -10 0z";
-        case Shape::square: return "M-4.5 -4.5h9v9h-9z";
-        case Shape::triangle: return "M0 -6l5.5 9.5h-11z";
-        case Shape::diamond: return "M0 -6l6 6l-6 6l-6 -6z";
-        case Shape::triangle_down: return "M0 6l5.5 -9.5h-11z";
-    }
-    return {};
-}
+const Marker& marker_of(size_t series) { return kMarkers[series % std::size(kMarkers)]; }
 
 // The swatch of a legend entry at (x, y), its top left corner: a square, or the series' marker.
 std::string swatch(double x, double y, const std::string& fill, std::optional<size_t> marker) {
     if (!marker) return fmt::format("<rect x=\"{}\" y=\"{}\" width=\"12\" height=\"12\" fill=\"{}\"/>", x, num(y), fill);
     return fmt::format("<path transform=\"translate({} {})\" d=\"{}\" fill=\"{}\" stroke=\"#fff\"/>", x + 6, num(y + 6),
-                       marker_path(*marker), fill);
+                       marker_of(*marker).path, fill);
 }
 
 std::string legend(const std::vector<std::string>& names, const std::vector<std::string>& colors, bool markers = false) {
@@ -326,7 +321,7 @@ std::string render_scatter_chart(const ScatterChart& c) {
             else
                 out += fmt::format("<path class=\"mark point\" {} data-y=\"{:g}\" data-shape=\"{}\" d=\"{}\" fill=\"{}\" "
                                    "fill-opacity=\"0.85\" stroke=\"#fff\" stroke-width=\"1\"><title>{}</title></path>\n",
-                                   common, p.y, kShapeNames[shape_index(p.series)], marker_path(p.series), color(p.series), tip);
+                                   common, p.y, marker_of(p.series).name, marker_of(p.series).path, color(p.series), tip);
         }
         out += cluster_labels(cluster, c.points);
     }
