@@ -291,27 +291,32 @@ if want moe; then
 fi
 # The ML pack's production-recipe CUDA kernels (tests/candidates/<task>_recipe_*.cu: vLLM's rounding
 # orders, one bf16 P; docs/ml-checks.md) checked at every size of ML_RECIPE_PROFILES (default paper
-# and large), input seed 1: each must be ok ($OUT/ml-recipes.txt).
-if want ml-recipes; then
-    for task in $(tasks ml); do
-        for file in tests/candidates/"$task"_recipe_*.cu; do
-            [ -e "$file" ] || continue
-            for profile in ${ML_RECIPE_PROFILES:-paper large}; do
-                printf '%s %s %s: ' "$task" "$(basename "$file")" "$profile"
-                # --timeout 240: fused_moe's naive recipe kernel at its 4096-token prefill took more than
-                # the default 60 s of candidate time (H100, 2026-12-05). The JSON stays in $RES.
-                json="$RES/recipe_$(basename "$file" .cu)_$profile.json"
-                timeout 300 $KEVO eval "$task" "$file" --backend cuda --profile "$profile" --sizes all --check-only --seed 1 \
-                    --timeout 240 --json 2>/dev/null < /dev/null > "$json"
-                python3 -c 'import json,sys
+# and large), input seed 1: each must be ok ($OUT/ml-recipes.txt). Check-only evaluations time
+# nothing, so ML_RECIPE_JOBS (default 4) of them share the GPU at once; each prints its line whole.
+recipe_check() {
+    local task=$1 file=$2 profile=$3 json line
+    # --timeout 240: fused_moe's naive recipe kernel at its 4096-token prefill took more than the
+    # default 60 s of candidate time (H100, 2026-12-05). The JSON stays in $RES.
+    json="$RES/recipe_$(basename "$file" .cu)_$profile.json"
+    timeout 300 $KEVO eval "$task" "$file" --backend cuda --profile "$profile" --sizes all --check-only --seed 1 \
+        --timeout 240 --json 2>/dev/null < /dev/null > "$json"
+    line=$(python3 -c 'import json,sys
 try: d = json.load(sys.stdin)
 except ValueError: print("no result (kevo failed)"); sys.exit()
 if "error" in d: print("no verdict:", d["error"]["message"][:150]); sys.exit()
 m = [t["tolerance"] / t["error"] for s in d["sizes"] for t in s["trials"] if t["error"]]
-print(d["verdict"], "smallest margin", min(m) if m else "inf", (d["diagnostics"] or "")[:600].replace("\n", " "))' < "$json"
-            done
+print(d["verdict"], "smallest margin", min(m) if m else "inf", (d["diagnostics"] or "")[:600].replace("\n", " "))' < "$json")
+    echo "$task $(basename "$file") $profile: $line"
+}
+if want ml-recipes; then
+    export KEVO RES
+    export -f recipe_check
+    for task in $(tasks ml); do
+        for file in tests/candidates/"$task"_recipe_*.cu; do
+            [ -e "$file" ] || continue
+            for profile in ${ML_RECIPE_PROFILES:-paper large}; do echo "$task $file $profile"; done
         done
-    done 2>&1 | tee "$OUT/ml-recipes.txt"
+    done | xargs -P "${ML_RECIPE_JOBS:-4}" -n 3 bash -c 'recipe_check "$@"' _ 2>&1 | tee "$OUT/ml-recipes.txt"
 fi
 # Nsight Compute on the best-known kernels of the ML goals that are missed (NSIGHT_TASKS): the
 # launches of a checked and timed eval at the large profile (NSIGHT_SIZES: in, heldout or all,
