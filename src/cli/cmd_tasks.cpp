@@ -12,7 +12,7 @@
 #include "pack/pack.hpp"
 #include "pack/weights.hpp"
 #include "pack/weights_text.hpp"
-#include "report/text_table.hpp"
+#include "core/text_table.hpp"
 #include "task/registry.hpp"
 
 namespace kevo::cli {

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "report/text_table.hpp"
+#include "core/text_table.hpp"
 
 namespace kevo {
 

@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "report/text_table.hpp"
+#include "core/text_table.hpp"
 
 namespace kevo {
 

@@ -7,7 +7,7 @@
 #include "eval/roofline.hpp"
 #include "report/eval_text.hpp"
 #include "report/run_pack.hpp"
-#include "report/text_table.hpp"
+#include "core/text_table.hpp"
 
 namespace kevo {
 

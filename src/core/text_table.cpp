@@ -1,5 +1,5 @@
 // See text_table.hpp.
-#include "report/text_table.hpp"
+#include "core/text_table.hpp"
 
 #include <fmt/format.h>
 
