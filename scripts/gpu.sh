@@ -261,7 +261,8 @@ if want bench-ml; then
     resumable_bench bench-ml bench-ml "$OUT/bench-h200-ml.md" --backend cuda --pack ml
 fi 2>&1 | tee "$OUT/bench-ml.txt"; drop_if_empty "$OUT/bench-ml.txt"
 # Every deliberately wrong CUDA kernel of the ML pack (tests/candidates/<task>_*.cu) checked on the
-# GPU at the small profile on two input seeds: each must be rejected ($OUT/ml-wrong.txt).
+# GPU at the small profile (ML_WRONG_PROFILE) on two input seeds (ML_WRONG_SEEDS): each must be
+# rejected ($OUT/ml-wrong.txt).
 if want ml-wrong; then
     for task in $(tasks ml); do
         for file in tests/candidates/"$task"_*.cu; do
@@ -269,8 +270,8 @@ if want ml-wrong; then
             case "$file" in *_recipe_*) continue ;; esac  # production recipes must pass: ml-recipes
             for seed in ${ML_WRONG_SEEDS:-1 2}; do
                 printf '%s %s seed %s: ' "$task" "$(basename "$file")" "$seed"
-                timeout 120 $KEVO eval "$task" "$file" --backend cuda --profile small --sizes all --check-only --seed "$seed" \
-                    --json 2>/dev/null < /dev/null | python3 -c 'import json,sys
+                timeout 300 $KEVO eval "$task" "$file" --backend cuda --profile "${ML_WRONG_PROFILE:-small}" --sizes all \
+                    --check-only --seed "$seed" --timeout 240 --json 2>/dev/null < /dev/null | python3 -c 'import json,sys
 try: d = json.load(sys.stdin)
 except ValueError: print("no result (kevo failed)"); sys.exit()
 if "error" in d: print("no verdict:", d["error"]["message"][:150]); sys.exit()

@@ -113,4 +113,16 @@ CheckResult check_bf16_exact_or_recipe(std::span<const uint16_t> got, std::span<
     return r;
 }
 
+void take_nearer(std::span<float> want, std::span<const float> other, std::span<const uint16_t> got, double own_rounding,
+                 const Bf16Tolerance& tolerance, const ElementScale& scale) {
+    const auto ratio = [&](size_t i, double g, double w) {
+        return bf16_excess_ratio(g, w, own_rounding, bf16_allowance(tolerance, w, scale(i)));
+    };
+    const size_t count = std::min({want.size(), other.size(), got.size()});
+    for (size_t i = 0; i < count; ++i) {
+        const double g = bf16_to_float(got[i]);
+        if (ratio(i, g, other[i]) < ratio(i, g, want[i])) want[i] = other[i];
+    }
+}
+
 }  // namespace kevo

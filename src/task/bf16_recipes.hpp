@@ -38,6 +38,14 @@ inline double bf16_allowance(const Bf16Tolerance& tolerance, double want, double
     return tolerance.ulps * bf16_ulp(want) + tolerance.rel * scale;
 }
 
+// Where a device reference gives two admitted recipes' values (the seed's and a task's
+// recipe_reference kernel's), element i is judged against the nearer: want[i] becomes other[i]
+// where got[i]'s excess ratio against it is smaller. Nearer by the rule's own measure, not in ulps
+// alone, which picks the wrong one where a dot product cancels to near 0 (a tiny value's ulps are
+// tiny). Both are bf16 values rounded like the output (own_rounding of each).
+void take_nearer(std::span<float> want, std::span<const float> other, std::span<const uint16_t> got, double own_rounding,
+                 const Bf16Tolerance& tolerance, const ElementScale& scale);
+
 // Element i's error is the smaller of its error against want (beyond own_rounding ulp, as in
 // check_bf16_per_element) and against each recipe value (beyond 0.5 ulp: a recipe value is exact,
 // not yet rounded), each relative to its own allowance ulps * ulp(value) + rel * scale(i). Kind

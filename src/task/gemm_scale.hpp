@@ -18,4 +18,13 @@ namespace kevo {
 // (dequantised); the result scales element i = m_index * n + n_index of the m x n output.
 ElementScale dot_rms_scale(std::span<const float> a, std::span<const float> b, size_t m, size_t n, size_t k);
 
+// For a product accumulated block by block (K in blocks of `block`, each block's partial carrying
+// its own error, as Hopper's fp8 MMA does between DeepGEMM's fp32 promotions): the larger of
+// dot_rms_scale and sqrt(sum over blocks of (||a_m,b|| ||b_n,b||)^2 / block), the blocks' own rms
+// sizes in quadrature. The two agree where the blocks are alike; where one block dominates the
+// dot product (a block scale far above its neighbours) the second follows that block, whose
+// partial's error is what the element carries, instead of spreading it over all of K.
+ElementScale block_dot_rms_scale(std::span<const float> a, std::span<const float> b, size_t m, size_t n, size_t k,
+                                 size_t block);
+
 }  // namespace kevo

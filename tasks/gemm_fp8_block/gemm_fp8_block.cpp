@@ -30,8 +30,12 @@ constexpr double kDeviceReferenceMacs = 2e9;
 // One ulp from the exact value (half an ulp beyond the output's own rounding), plus 2^-8 of the rms
 // dot-product size (3.9e-3): a model of Hopper's fp8 MMA (14-bit truncating adder, promoted to fp32
 // every 128 k; tests/test_tasks_ml_gemmb.cpp) stays 3x inside; operands dequantised to bf16 before
-// the product (about 2.3e-3 rms) exceed 1 ulp at some elements of most sizes. To calibrate on the
-// H200 with best.cu and the cuBLASLt peer (docs/ml-checks.md).
+// the product (about 2.3e-3 rms) exceed 1 ulp at some elements of most sizes. The rms size is taken
+// per 128-block where one block dominates (block_dot_rms_scale): the adder's error is the error of
+// each block's partial, so an element carried by one block 2^6 above its neighbours (the outlier
+// trial) carries that block's error, which the row-wide ||a|| ||b|| / sqrt(K) spreads over all of
+// K. With the row-wide size, DeepGEMM's recipe (tests/candidates/gemm_fp8_block_recipe_deepgemm.cu)
+// failed at large on the H100 at 4096x7168x2048, outlier trial, margin 0.96 (2026-12-05 and -06).
 constexpr Bf16Tolerance kTolerance{0.5, 0x1.0p-8};
 
 enum Stream : uint64_t { a_stream = 1, b_stream = 2, a_factor_stream = 3, b_factor_stream = 4, spike_stream = 5,
@@ -53,7 +57,8 @@ TaskSpec make_spec() {
     s.model = "W = 2MNK (fp8 tensor class); Q = MK + NK + 4MK/128 + 4NK/16384 + 2MN bytes (A, B, their fp32 block "
               "scales, out)";
     s.tolerance = "per element: 1 bf16 ulp of the exact value (0.5 beyond the output's own rounding) + 2^-8 x "
-                  "||a_m|| ||b_n|| / sqrt(K) (dequantised rows)";
+                  "max(||a_m|| ||b_n|| / sqrt(K), sqrt(sum over 128-blocks of (||a_m,b|| ||b_n,b||)^2 / 128)) "
+                  "(dequantised rows)";
     s.kernels = {{"gemm_fp8_block",
                   "extern \"C\" __global__ void gemm_fp8_block(const unsigned char* a, const float* a_scale, const "
                   "unsigned char* b, const float* b_scale, __nv_bfloat16* c, unsigned m, unsigned n, unsigned k)",
@@ -217,8 +222,9 @@ public:
         if (outputs.size() != 1 || ref.results.size() != 1) return missing_output();
         const Shape s = shape_of(size);
         const auto want = bf16_reference_values(ref.results[0], s.m * s.n);
-        const ElementScale scale = dot_rms_scale(dequantise(c.buffers[0], c.buffers[1], s.m, s.k, 1),
-                                                 dequantise(c.buffers[2], c.buffers[3], s.n, s.k, kBlock), s.m, s.n, s.k);
+        const ElementScale scale = block_dot_rms_scale(dequantise(c.buffers[0], c.buffers[1], s.m, s.k, 1),
+                                                       dequantise(c.buffers[2], c.buffers[3], s.n, s.k, kBlock), s.m,
+                                                       s.n, s.k, kBlock);
         const IndexFormatter where = [n = s.n](int64_t i) {
             return fmt::format("(m={}, n={})", static_cast<size_t>(i) / n, static_cast<size_t>(i) % n);
         };

@@ -213,21 +213,9 @@ public:
         const IndexFormatter where = [n = s.n](int64_t i) {
             return fmt::format("(m={}, n={})", static_cast<size_t>(i) / n, static_cast<size_t>(i) % n);
         };
-        if (ref.results.size() == 2) {
-            // Each element against the nearer of the two recipes' values, nearer by the rule's own
-            // measure (the error beyond the rounding over the element's allowance). Nearer in ulps
-            // alone picked the wrong one where the dot product cancels to near 0 (ulps of a tiny
-            // value are tiny) and failed Marlin's recipe at paper, on the H100 and on PoCL alike.
-            const auto sixteen_bit = bf16_reference_values(ref.results[1], s.m * s.n);
-            const auto got = as_bf16(outputs[0]);
-            const auto ratio = [&](size_t i, double g, double w) {
-                return bf16_excess_ratio(g, w, want.own_rounding, bf16_allowance(kTolerance, w, scale(i)));
-            };
-            for (size_t i = 0; i < want.values.size() && i < got.size(); ++i) {
-                const double g = bf16_to_float(got[i]);
-                if (ratio(i, g, sixteen_bit.values[i]) < ratio(i, g, want.values[i])) want.values[i] = sixteen_bit.values[i];
-            }
-        }
+        if (ref.results.size() == 2)  // Marlin's recipe beside the exact one (recipe_reference)
+            take_nearer(want.values, bf16_reference_values(ref.results[1], s.m * s.n).values, as_bf16(outputs[0]),
+                        want.own_rounding, kTolerance, scale);
         return check_bf16_per_element(as_bf16(outputs[0]), want.values, kTolerance, scale, want.own_rounding, where);
     }
 
