@@ -39,8 +39,9 @@ std::vector<RunOption> run_options() {
          .help = "size profile: small, paper or large (default: small on a CPU, large on a GPU)", .stored_as = "profile"},
         {.name = "proposer", .flag = "--proposer", .type = T::word, .fallback = "tune", .words = proposer_names(),
          .help = proposer_help(), .stored_as = "proposer"},
-        {.name = "strategy", .flag = "--strategy", .type = T::word, .fallback = d.strategy, .words = strategy_names(),
-         .help = strategy_help(), .stored_as = "strategy"},
+        // A name the strategy registry checks (its message lists the strategies: make_strategy).
+        {.name = "strategy", .flag = "--strategy", .type = T::text, .fallback = d.strategy, .help = strategy_help(),
+         .stored_as = "strategy"},
         {.name = "iterations", .flag = "--iterations", .type = T::integer, .fallback = d.iterations, .lo = 0, .hi = 100000,
          .help = "proposals after the seed (with --resume: search further, to N)", .part = P::budget,
          .resume = ResumeRule::extends, .stored_as = "iterations"},
