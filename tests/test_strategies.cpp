@@ -47,8 +47,7 @@ StrategySettings settings(int islands, int every, int window, uint64_t seed = 1)
     StrategySettings s;
     s.history = 4;
     s.stagnation_window = window;
-    s.islands = islands;
-    s.migration_every = every;
+    s.options = {{"islands", islands}, {"migration_every", every}};
     s.seed = seed;
     return s;
 }
@@ -91,12 +90,18 @@ std::unique_ptr<Strategy> replayed(const std::string& name, const StrategySettin
 }
 
 TEST(Strategies, RegistryNamesEveryStrategyAndRefusesOthersByName) {
-    EXPECT_EQ(strategy_names(), (std::vector<std::string>{"one-plus-one", "islands", "map-elites"}));
+    // The shipped strategies lead the list (this binary also holds test_option_schema.cpp's own).
+    const auto names = strategy_names();
+    ASSERT_GE(names.size(), 3u);
+    EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 3),
+              (std::vector<std::string>{"one-plus-one", "islands", "map-elites"}));
     for (const auto& name : strategy_names()) EXPECT_EQ(make(name, settings(4, 5, 6))->name(), name);
     auto bad = make_strategy("simulated-annealing", settings(4, 5, 6));
     ASSERT_FALSE(bad.has_value());
-    EXPECT_EQ(bad.error().message,
-              "unknown strategy 'simulated-annealing'; expected one of: one-plus-one, islands, map-elites");
+    EXPECT_EQ(bad.error().message.rfind(
+                  "unknown strategy 'simulated-annealing'; expected one of: one-plus-one, islands, map-elites", 0),
+              0u)
+        << bad.error().message;
 }
 
 TEST(Strategies, IslandsTakeTurnsAndMigrateTheBestAlongTheRingEveryM) {

@@ -104,7 +104,7 @@ TEST(StudyFile, EveryBadFieldNamesFileLineKeyAndWhatIsAccepted) {
     const std::vector<Case> cases = {
         {"tasks = [\"saxpy\"]\nprofile = \"huge\"" + model, "dir/study.toml:2: the study file profile must be one of \"small\", \"paper\", \"large\""},
         {"tasks = [\"saxpy\"]\nbackend = \"metal\"" + model, ":2: the study file backend must be one of \"auto\", \"cuda\", \"opencl\""},
-        {"tasks = [\"saxpy\"]\ndevice = -1" + model, ":2: the study file device must be an integer from 0 to 1024"},
+        {"tasks = [\"saxpy\"]\ndevice = -1" + model, ":2: the study file device must be an integer from 0 to 2147483647"},
         {"tasks = [\"nosuch\"]" + model, "tasks: unknown task \"nosuch\"; the tasks are: "},
         {"tasks = []" + model, ":1: the study file tasks must be a non-empty array of strings"},
         {"tasks = [\"saxpy\", \"saxpy\"]" + model, "tasks names \"saxpy\" twice"},
@@ -123,7 +123,7 @@ TEST(StudyFile, EveryBadFieldNamesFileLineKeyAndWhatIsAccepted) {
         {"tasks = [\"saxpy\"]\n[run]\nrepeat = 0" + model, ":3: [run] repeat must be an integer from 1 to 10000"},
         {"tasks = [\"saxpy\"]\n[run]\nnoise_cv = 11" + model, ":3: [run] noise_cv must be a number from 0 to 10"},
         {"tasks = [\"saxpy\"]\n[run]\nroofline = \"dynamic\"" + model, "[run] roofline must be one of \"static\", \"workload\""},
-        {"tasks = [\"saxpy\"]\n[run]\nwarm_up = 2" + model, "[run] warm_up is not a key of [run]; the keys are: warmup, repeat"},
+        {"tasks = [\"saxpy\"]\n[run]\nwarm_up = 2" + model, "[run] warm_up is not a key of [run]; the keys are: max_proposer_failures, stagnation, gate_rounds, gate_top, warmup"},
         {"tasks = [\"saxpy\"]", "the study names no model"},
         {"tasks = [\"saxpy\"]\n[[models]]\nproposer = \"tune\"", "[[models]] #1 name must be given"},
         {"tasks = [\"saxpy\"]\n[[models]]\nname = \"a/b\"\nproposer = \"tune\"", "[[models]] #1 name must be given, made of letters"},

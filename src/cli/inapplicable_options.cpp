@@ -1,13 +1,10 @@
-// See inapplicable_options.hpp. The proposers' options come from the one table the study file and
-// the report use (study/option_keys), so a new proposer option is covered without a second list.
+// See inapplicable_options.hpp. What an option applies to comes from the one option table
+// (search/options.hpp): the strategy or proposer that declared it.
 #include "cli/inapplicable_options.hpp"
 
-#include <algorithm>
-
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
-#include "study/option_keys.hpp"
+#include "search/options.hpp"
 
 namespace kevo::cli {
 
@@ -15,15 +12,14 @@ std::vector<std::string> inapplicable_options(const std::vector<std::string>& gi
                                               const std::string& proposer) {
     std::vector<std::string> out;
     for (const auto& flag : given) {
-        if ((flag == "--islands" || flag == "--migration-every") && strategy != "islands")
-            out.push_back(fmt::format("{} applies to --strategy islands; this run's strategy is {}, which ignores it", flag,
-                                      strategy));
-        for (const auto& key : model_keys()) {
-            if (key.flag != flag || key.proposers.empty()) continue;
-            if (std::find(key.proposers.begin(), key.proposers.end(), proposer) != key.proposers.end()) continue;
+        const RunOption* o = find_run_option_by_flag(flag);
+        if (!o) continue;
+        if (o->part == OptionPart::strategy && o->owner != strategy)
+            out.push_back(fmt::format("{} applies to --strategy {}; this run's strategy is {}, which ignores it", flag,
+                                      o->owner, strategy));
+        if (o->part == OptionPart::proposer && o->owner != proposer)
             out.push_back(fmt::format("{} applies to --proposer {}; this run's proposer is {}, which ignores it", flag,
-                                      fmt::join(key.proposers, "/"), proposer));
-        }
+                                      o->owner, proposer));
     }
     return out;
 }

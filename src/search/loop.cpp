@@ -708,15 +708,19 @@ StrategySettings strategy_settings(const RunOptions& o) {
     StrategySettings s;
     s.history = o.history;
     s.stagnation_window = o.stagnation_window;
-    s.islands = o.islands;
-    s.migration_every = o.migration_every;
     s.seed = o.seed;
+    s.options = o.strategy_options;
+    for (const RunOption* option : options_of(OptionPart::strategy, o.strategy))
+        if (!s.options.contains(option->name)) s.options[option->name] = option->fallback;
     return s;
 }
 
 Expected<RunOptions> run_options_from_json(const nlohmann::json& j) {
     try {
-        return j.get<RunOptions>();
+        auto options = j.get<RunOptions>();
+        for (const char* key : {"islands", "migration_every"})  // stored at the top before strategy_options
+            if (j.contains(key) && !options.strategy_options.contains(key)) options.strategy_options[key] = j[key];
+        return options;
     } catch (const nlohmann::json::exception& e) {
         return make_error(fmt::format("malformed run settings: {}", e.what()));
     }

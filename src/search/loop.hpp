@@ -40,8 +40,6 @@ struct RunOptions {
     int history = 4;                // attempts shown to the proposer
     int gate_rounds = 3;            // interleaved rounds per kernel the gate examines
     int gate_top = 3;               // kernels of the population the gate examines, best first, before the seed
-    int islands = 4;                // islands: how many populations
-    int migration_every = 5;        // islands: proposals between migrations of the best along the ring (0: never)
     int warmup = EvalRequest{}.warmup, repeat = EvalRequest{}.repeat;  // the evaluation's defaults
     int max_repeat = EvalRequest{}.max_repeat;                          // timed runs per size with extra rounds
     double noise_cv = EvalRequest{}.noise_cv;                           // extra rounds while a size's cv is above
@@ -51,7 +49,9 @@ struct RunOptions {
     std::string output_dir;         // where best.<suffix> is written (a folder per run inside)
     std::string from_file;          // --from: the user's starting kernel (iteration 1), its path ...
     std::string from_source;        // ... and its text as read at the start (a resume does not reread it)
-    nlohmann::json settings;        // the command line as given, stored with the run
+    nlohmann::json settings;        // the proposer's options (search/options.hpp), stored with the run
+    // The strategy's own options by name ("islands", "migration_every"; search/options.hpp).
+    nlohmann::json strategy_options = nlohmann::json::object();
     // The ceilings every evaluation of the run divides by (a Calibration's JSON): pinned when the
     // run starts (given by a sweep, or the device's calibration then), kept on --resume.
     nlohmann::json ceilings;
@@ -142,9 +142,10 @@ private:
     Expected<void> keep_ceilings(RunOptions& options, const std::string& run_id);
 };
 
-// The options as stored with a run (RunRecord::settings); a field a stored run lacks keeps its default.
+// The options as stored with a run (RunRecord::settings); a field a stored run lacks keeps its default
+// (a run stored before strategy_options keeps its islands and migration_every at the top).
 KEVO_JSON_FIELDS(RunOptions, task, backend, device, profile, proposer, strategy, iterations, max_wall_s, max_cost_usd,
-                 max_tokens_total, max_proposer_failures, stagnation_window, history, gate_rounds, gate_top, islands, migration_every, warmup, repeat,
+                 max_tokens_total, max_proposer_failures, stagnation_window, history, gate_rounds, gate_top, strategy_options, warmup, repeat,
                  max_repeat, noise_cv, timeout_s, roofline, seed, output_dir, from_file,
                  from_source, settings, ceilings)
 Expected<RunOptions> run_options_from_json(const nlohmann::json& j);

@@ -5,7 +5,8 @@
 
 #include <fmt/format.h>
 
-#include "study/option_keys.hpp"
+#include "search/options.hpp"
+#include "search/proposers/registry.hpp"
 
 namespace kevo {
 namespace {
@@ -16,27 +17,17 @@ std::string replace_all(std::string text, std::string_view from, std::string_vie
     return text;
 }
 
-// A JSON value as a command-line argument: strings bare, numbers as JSON writes them.
-std::string argument_text(const nlohmann::json& value) {
-    return value.is_string() ? value.get<std::string>() : value.dump();
-}
-
-// The options of `keys` present in `given`, as flags (a false flag is left out).
-// Options whose value names a path per task ("{task}" substituted): a replay folder, a start kernel.
-bool is_task_template(std::string_view key) { return key == "replay" || key == "from"; }
-
-void add_options(std::vector<std::string>& args, const std::vector<OptionKey>& keys, const nlohmann::json& given,
-                 const std::string& task) {
+// The options in `given` (a study's [run] or a model's keys, search/options.hpp) as kevo run's
+// words, "{task}" substituted in paths; a strategy's options only for its own cells, the keys
+// that are no flag (api_key_env) not at all.
+void add_options(std::vector<std::string>& args, const nlohmann::json& given, const StudyCell& cell) {
     for (const auto& [key, value] : given.items()) {
-        const OptionKey* k = find_option_key(keys, key);
-        assert(k && "the parser accepts only known keys");
-        if (k->flag.empty()) continue;
-        if (k->kind == OptionKey::Kind::flag) {
-            if (value.get<bool>()) args.emplace_back(k->flag);
-            continue;
-        }
-        args.emplace_back(k->flag);
-        args.push_back(is_task_template(key) ? replace_all(value.get<std::string>(), "{task}", task) : argument_text(value));
+        const RunOption* o = find_run_option(key);
+        assert(o && "the parser accepts only known keys");
+        if (o->part == OptionPart::strategy && o->owner != cell.strategy) continue;
+        const nlohmann::json v = o->type == OptionType::path ? nlohmann::json(replace_all(value.get<std::string>(), "{task}", cell.task)) : value;
+        const auto words = option_words(*o, v);
+        args.insert(args.end(), words.begin(), words.end());
     }
 }
 
@@ -106,10 +97,10 @@ std::vector<std::string> run_arguments(const Study& study, const StudyCell& cell
     if (study.budget.max_tokens > 0) args.insert(args.end(), {"--max-tokens-total", std::to_string(study.budget.max_tokens)});
     if (study.budget.max_wall_s > 0) args.insert(args.end(), {"--max-wall", fmt::format("{}", study.budget.max_wall_s)});
     // Only an LLM's spending is counted; the other proposers spend nothing, so their cap is moot.
-    if (study.budget.max_cost_usd > 0 && model.proposer == "llm")
+    if (const ProposerEntry* p = find_proposer(model.proposer); study.budget.max_cost_usd > 0 && p && p->spends_cost)
         args.insert(args.end(), {"--max-cost", fmt::format("{}", study.budget.max_cost_usd)});
-    add_options(args, run_keys(), study.run_options, cell.task);
-    add_options(args, model_keys(), model.options, cell.task);
+    add_options(args, study.run_options, cell);
+    add_options(args, model.options, cell);
     if (!target.ceilings_file.empty()) args.insert(args.end(), {"--ceilings", target.ceilings_file});
     const nlohmann::json tag = {{"study_id", target.study_id}, {"cell", cell.key}, {"model", model.name}};
     args.insert(args.end(), {"--study", tag.dump()});

@@ -26,7 +26,7 @@ KEVO_JSON_FIELDS(StudyBudget, iterations, max_tokens, max_cost_usd, max_wall_s)
 struct StudyModel {
     std::string name;          // the label of its cells and reports ([A-Za-z0-9._-]+)
     std::string proposer;      // tune | llm | cmd | replay
-    nlohmann::json options;    // option_keys.hpp's model keys as given ("replay": absolute, {task} kept)
+    nlohmann::json options;    // its proposer's options (search/options.hpp) as given (paths absolute, {task} kept)
 };
 KEVO_JSON_FIELDS(StudyModel, name, proposer, options)
 
@@ -39,7 +39,7 @@ struct Study {
     std::vector<int64_t> seeds;
     int concurrency = 0;       // runs in flight; 0: the default for the device
     StudyBudget budget;
-    nlohmann::json run_options = nlohmann::json::object();  // [run]: option_keys.hpp's run keys as given
+    nlohmann::json run_options = nlohmann::json::object();  // [run]: the run options a study sets (search/options.hpp)
     std::vector<StudyModel> models;
 };
 KEVO_JSON_FIELDS(Study, name, profile, backend, device, tasks, strategies, seeds, concurrency, budget, run_options, models)

@@ -18,16 +18,15 @@
 #include "core/files.hpp"
 #include "core/toml_parse.hpp"
 #include "pack/pack.hpp"
+#include "search/options.hpp"
+#include "search/proposers/registry.hpp"
 #include "search/strategies/registry.hpp"
-#include "study/option_keys.hpp"
 #include "task/registry.hpp"
 
 namespace kevo {
 namespace {
 
 namespace fs = std::filesystem;
-
-const std::vector<std::string> kProposers = {"tune", "llm", "cmd", "replay"};
 
 // Reads the keys of one table, remembering which were read so that the rest are reported as unknown.
 class TableReader {
@@ -149,58 +148,65 @@ private:
     std::set<std::string> used_;
 };
 
-// One of option_keys.hpp's keys, read into JSON after the checks of its kind.
-Expected<nlohmann::json> option_value(TableReader& reader, const OptionKey& key, const toml::node& node) {
-    using Kind = OptionKey::Kind;
-    const auto bad = [&] { return reader.error(&node, key.key, "must be " + accepted_text(key)); };
-    const bool none = node.is_string() && **node.as_string() == "none";
-    switch (key.kind) {
-        case Kind::text:
-            if (!node.is_string() || node.as_string()->get().empty()) return bad();
-            return nlohmann::json(**node.as_string());
-        case Kind::word:
-            if (!node.is_string() || std::find(key.words.begin(), key.words.end(), **node.as_string()) == key.words.end())
-                return bad();
-            return nlohmann::json(**node.as_string());
-        case Kind::flag:
-            if (!node.is_boolean()) return bad();
-            return nlohmann::json(**node.as_boolean());
-        case Kind::number_or_none:
-        case Kind::number: {
-            if (none && key.kind == Kind::number_or_none) return nlohmann::json("none");
-            const auto v = node.value<double>();
-            if (!v || !std::isfinite(*v) || *v < key.lo || *v > key.hi) return bad();
-            return nlohmann::json(*v);
-        }
-        case Kind::integer_or_none:
-        case Kind::integer: {
-            if (none && key.kind == Kind::integer_or_none) return nlohmann::json("none");
-            if (!node.is_integer() || **node.as_integer() < key.lo || **node.as_integer() > key.hi) return bad();
-            return nlohmann::json(**node.as_integer());
-        }
-    }
-    return bad();
+// A TOML value as JSON, for the option table's check (read_option_value); null for a table or array.
+nlohmann::json node_json(const toml::node& node) {
+    if (const auto* v = node.as_string()) return nlohmann::json(v->get());
+    if (const auto* v = node.as_integer()) return nlohmann::json(v->get());
+    if (const auto* v = node.as_floating_point()) return nlohmann::json(v->get());
+    if (const auto* v = node.as_boolean()) return nlohmann::json(v->get());
+    return nlohmann::json();
 }
 
-// The keys of `keys` present in the reader's table, checked; `proposer` (non-empty) must be one they apply to.
-Expected<nlohmann::json> read_options(TableReader& reader, const std::vector<OptionKey>& keys, const std::string& proposer) {
+// The options a study sets at `place` (search/options.hpp).
+std::vector<const RunOption*> study_options(StudyPlace place) {
+    std::vector<const RunOption*> out;
+    for (const auto& o : run_option_table())
+        if (o.study == place) out.push_back(&o);
+    return out;
+}
+
+// The options of `place` present in the reader's table, checked by the option table's rule (the
+// ranges kevo run's flags have); `proposer` (non-empty) must be the one a model's option belongs to.
+// A path relative to `base_dir` is made absolute ("{task}" kept); "none" is kept as the word.
+Expected<nlohmann::json> read_options(TableReader& reader, StudyPlace place, const std::string& proposer,
+                                      const fs::path& base_dir) {
     nlohmann::json out = nlohmann::json::object();
-    for (const auto& key : keys) {
-        auto node = reader.take({key.key});
+    for (const RunOption* o : study_options(place)) {
+        auto node = reader.take({o->name});
         if (!node) return node.error();
         if (!*node) continue;
-        if (!proposer.empty() && std::find(key.proposers.begin(), key.proposers.end(), proposer) == key.proposers.end())
-            return reader.error(*node, key.key, fmt::format("applies to proposer {}, not {}", fmt::join(key.proposers, ", "), proposer));
-        auto value = option_value(reader, key, **node);
-        if (!value) return value.error();
-        out[std::string(key.key)] = std::move(*value);
+        if (!proposer.empty() && o->owner != proposer)
+            return reader.error(*node, o->name, fmt::format("applies to proposer {}, not {}", o->owner, proposer));
+        const nlohmann::json given = node_json(**node);
+        if (given.is_string() && (o->type != OptionType::text && o->type != OptionType::path && o->type != OptionType::word) &&
+            given.get<std::string>() != "none")
+            return reader.error(*node, o->name, "must be " + accepted_text(*o));  // a number is not written as a string
+        auto value = read_option_value(*o, given);
+        if (!value) return reader.error(*node, o->name, "must be " + accepted_text(*o));
+        if (value->is_null()) value = "none";
+        if (o->type == OptionType::path) {
+            fs::path path = value->get<std::string>();
+            if (path.is_relative()) path = base_dir / path;
+            value = path.lexically_normal().string();
+        }
+        out[o->name] = std::move(*value);
     }
     return out;
 }
 
-std::vector<std::string_view> key_names(const std::vector<OptionKey>& keys, std::vector<std::string_view> more) {
-    for (const auto& k : keys) more.push_back(k.key);
+std::vector<std::string_view> key_names(StudyPlace place, std::vector<std::string_view> more) {
+    for (const RunOption* o : study_options(place)) more.push_back(o->name);
     return more;
+}
+
+// The bounds of the option table's `name` (a study's budget and device take kevo run's).
+std::pair<int64_t, int64_t> whole_bounds(const char* name) {
+    const RunOption* o = find_run_option(name);
+    return {static_cast<int64_t>(o->lo), static_cast<int64_t>(o->hi)};
+}
+std::pair<double, double> number_bounds(const char* name) {
+    const RunOption* o = find_run_option(name);
+    return {o->lo, o->hi};
 }
 
 class StudyParser {
@@ -252,10 +258,11 @@ private:
         auto profile = r.word("profile", kProfileNames);
         if (!profile) return profile.error();
         study_.profile = profile->value_or("");
-        auto backend = r.word("backend", {"auto", "cuda", "opencl"});
+        auto backend = r.word("backend", find_run_option("backend")->words);
         if (!backend) return backend.error();
         study_.backend = backend->value_or("auto");
-        auto device = r.integer({"device"}, 0, 1024);
+        const auto [device_lo, device_hi] = whole_bounds("device");
+        auto device = r.integer({"device"}, device_lo, device_hi);
         if (!device) return device.error();
         study_.device = static_cast<int>(device->value_or(0));
         auto concurrency = r.integer({"concurrency"}, 1, 64);
@@ -327,13 +334,14 @@ private:
         const bool in_study = &study_keys != &top;
         if (!*table && !in_study) return {};
         TableReader& r = *table ? *budget_reader : study_keys;
-        auto iterations = r.integer({"iterations"}, 0, 100000);
+        auto iterations = r.integer({"iterations"}, whole_bounds("iterations").first, whole_bounds("iterations").second);
         if (!iterations) return iterations.error();
-        auto tokens = r.integer({"max_tokens"}, 0, int64_t(1) << 50);
+        const auto [tokens_lo, tokens_hi] = whole_bounds("max_tokens_total");
+        auto tokens = r.integer({"max_tokens"}, tokens_lo, tokens_hi);
         if (!tokens) return tokens.error();
-        auto cost = r.number({"max_cost_usd", "max_cost"}, 0, 1e9);
+        auto cost = r.number({"max_cost_usd", "max_cost"}, number_bounds("max_cost").first, number_bounds("max_cost").second);
         if (!cost) return cost.error();
-        auto wall = r.number({"max_wall_s", "max_wall"}, 0, 1e9);
+        auto wall = r.number({"max_wall_s", "max_wall"}, number_bounds("max_wall").first, number_bounds("max_wall").second);
         if (!wall) return wall.error();
         study_.budget.iterations = static_cast<int>(iterations->value_or(study_.budget.iterations));
         study_.budget.max_tokens = tokens->value_or(0);
@@ -348,15 +356,10 @@ private:
         if (!table) return table.error();
         if (!*table) return {};
         TableReader r(**table, "[run]", path_);
-        auto options = read_options(r, run_keys(), "");
+        auto options = read_options(r, StudyPlace::run_table, "", base_dir_);
         if (!options) return options.error();
         study_.run_options = std::move(*options);
-        if (study_.run_options.contains("from")) {
-            fs::path from = study_.run_options["from"].get<std::string>();
-            if (from.is_relative()) from = base_dir_ / from;
-            study_.run_options["from"] = from.lexically_normal().string();
-        }
-        return r.finish(key_names(run_keys(), {}));
+        return r.finish(key_names(StudyPlace::run_table, {}));
     }
 
     Expected<void> read_models(TableReader& top) {
@@ -395,14 +398,14 @@ private:
         model.name = **name;
         auto proposer = r.text({"proposer", "kind"});
         if (!proposer) return proposer.error();
-        if (!*proposer || std::find(kProposers.begin(), kProposers.end(), **proposer) == kProposers.end())
+        if (!*proposer || !find_proposer(**proposer))
             return r.error(table.get("proposer") ? table.get("proposer") : table.get("kind"), "proposer",
-                           fmt::format("must be one of: {}", fmt::join(kProposers, ", ")));
+                           fmt::format("must be one of: {}", fmt::join(proposer_names(), ", ")));
         model.proposer = **proposer;
-        auto options = read_options(r, model_keys(), model.proposer);
+        auto options = read_options(r, StudyPlace::model_table, model.proposer, base_dir_);
         if (!options) return options.error();
         model.options = std::move(*options);
-        if (auto done = r.finish(key_names(model_keys(), {"name", "proposer"})); !done) return done.error();
+        if (auto done = r.finish(key_names(StudyPlace::model_table, {"name", "proposer"})); !done) return done.error();
         if (auto ok = check_model(model, where); !ok) return ok.error();
         return model;
     }
@@ -414,9 +417,10 @@ private:
             if (o.contains(key)) return {};
             return make_error(fmt::format("{}: {} (proposer {}) needs {} = {}", path_, where, model.proposer, key, example));
         };
+        for (const RunOption* option : options_of(OptionPart::proposer, model.proposer))
+            if (!option->required.empty())
+                if (auto r = needs(option->name.c_str(), option->required.c_str()); !r) return r;
         if (model.proposer == "llm") {
-            if (auto r = needs("base_url", "\"https://host/v1\""); !r) return r;
-            if (auto r = needs("model", "\"MODEL-NAME\""); !r) return r;
             const std::string url = o["base_url"];
             if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0)
                 return make_error(fmt::format("{}: {} base_url \"{}\": only http:// and https:// URLs are accepted", path_,
@@ -424,13 +428,6 @@ private:
             if (o.contains("max_tokens") && o.contains("max_completion_tokens"))
                 return make_error(fmt::format("{}: {}: max_tokens and max_completion_tokens both limit the answer; give one",
                                               path_, where));
-        }
-        if (model.proposer == "cmd") return needs("command", "\"PROGRAM ARGS\"");
-        if (model.proposer == "replay") {
-            if (auto r = needs("replay", "\"folder/{task}\""); !r) return r;
-            fs::path folder = o["replay"].get<std::string>();
-            if (folder.is_relative()) folder = base_dir_ / folder;
-            model.options["replay"] = folder.lexically_normal().string();
         }
         return {};
     }
@@ -459,7 +456,7 @@ private:
             }
             const auto& o = model.options;
             const bool priced = o.value("price_in", 0.0) > 0 || o.value("price_out", 0.0) > 0 || o.value("cost_from_server", false);
-            if (model.proposer == "llm" && study_.budget.max_cost_usd > 0 && !priced)
+            if (find_proposer(model.proposer)->spends_cost && study_.budget.max_cost_usd > 0 && !priced)
                 return make_error(fmt::format("{}: the budget's cost cap ({:g} USD) needs model {}'s prices: give price_in and "
                                               "price_out (USD per million tokens) or cost_from_server = true", path_,
                                               study_.budget.max_cost_usd, model.name));

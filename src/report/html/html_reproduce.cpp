@@ -14,7 +14,7 @@
 #include "report/html/html_sections.hpp"
 #include "report/html/markup.hpp"
 #include "search/loop.hpp"
-#include "study/option_keys.hpp"
+#include "search/run_settings.hpp"
 
 namespace kevo::html {
 
@@ -39,67 +39,24 @@ CeilingsUsed run_ceilings(const RunData& d) {
     return c;
 }
 
-// A stored number as kevo run reads it back ("3", "0.05", "1e+06").
-std::string number_word(const nlohmann::json& v) {
-    return v.is_number_integer() || v.is_number_unsigned() ? v.dump() : fmt::format("{}", v.get<double>());
-}
-
-// The proposer's own settings (model_keys: the study file's [[models]] keys, each with its flag and
-// the proposers it applies to), as the run stored them.
-void add_proposer_words(std::vector<std::string>& words, const std::string& proposer, const nlohmann::json& stored) {
-    using Kind = OptionKey::Kind;
-    for (const auto& key : model_keys()) {
-        if (key.flag.empty() || !stored.contains(key.key)) continue;
-        if (std::find(key.proposers.begin(), key.proposers.end(), proposer) == key.proposers.end()) continue;
-        const auto& v = stored[std::string(key.key)];
-        const std::string flag(key.flag);
-        if (key.kind == Kind::flag) {
-            if (v.is_boolean() && v.get<bool>()) words.push_back(flag);
-        } else if (v.is_null()) {
-            // Left out of the request ("none"); the other keys stored null were never given.
-            if (key.kind == Kind::number_or_none || key.kind == Kind::integer_or_none) words.insert(words.end(), {flag, "none"});
-        } else if (v.is_string()) {
-            if (!v.get<std::string>().empty()) words.insert(words.end(), {flag, v.get<std::string>()});
-        } else if (v.is_number()) {
-            words.insert(words.end(), {flag, number_word(v)});
-        }
-    }
-}
-
 // The `kevo run` command line that starts the run again as it was started: every option its stored
-// settings (RunOptions) hold, defaults included, so that a changed default cannot change the rerun.
-// A study's run divides by the study's pinned ceilings (the sweep's ceilings.json beside its logs);
-// a run of its own by the device's calibration when it starts (the devices table gives the one used).
+// settings hold, defaults included (search/run_settings.hpp), so that a changed default cannot
+// change the rerun. A study's run divides by the study's pinned ceilings (the sweep's
+// ceilings.json beside its logs); a run of its own by the device's calibration when it starts (the
+// devices table gives the one used).
 std::string run_command(const RunData& d, const std::string& db) {
     const auto& s = d.run.settings;
-    if (!s.is_object()) return fmt::format("kevo run {} (its settings are not stored)", d.run.task);
-    std::vector<std::string> words = {"kevo", "run", d.run.task, "--backend", d.run.backend, "--device",
-                                      number_word(s.value("device", nlohmann::json(0))), "--profile", d.run.profile,
-                                      "--proposer", d.run.proposer, "--strategy", d.run.strategy};
-    auto add = [&](const char* flag, const char* key) {
-        if (s.contains(key) && s[key].is_number()) words.insert(words.end(), {flag, number_word(s[key])});
-    };
-    add("--iterations", "iterations");
-    add("--seed", "seed");
-    const RunOptions defaults;
-    if (d.run.strategy == "islands" || s.value("islands", defaults.islands) != defaults.islands) add("--islands", "islands");
-    if (d.run.strategy == "islands" || s.value("migration_every", defaults.migration_every) != defaults.migration_every)
-        add("--migration-every", "migration_every");
-    for (const auto& [flag, key] : {std::pair{"--warmup", "warmup"}, {"--repeat", "repeat"}, {"--max-repeat", "max_repeat"},
-                                    {"--noise-cv", "noise_cv"}, {"--timeout", "timeout_s"}, {"--stagnation", "stagnation_window"},
-                                    {"--gate-rounds", "gate_rounds"}, {"--gate-top", "gate_top"}})
-        add(flag, key);
-    words.insert(words.end(), {"--roofline", s.value("roofline", std::string("static"))});
-    for (const auto& [flag, key] : {std::pair{"--max-wall", "max_wall_s"}, {"--max-cost", "max_cost_usd"},
-                                    {"--max-tokens-total", "max_tokens_total"}})
-        if (s.value(key, 0.0) > 0) add(flag, key);
-    if (const std::string from = s.value("from_file", std::string()); !from.empty()) words.insert(words.end(), {"--from", from});
-    add_proposer_words(words, d.run.proposer, s.value("settings", nlohmann::json::object()));
-    const auto study = s.value("settings", nlohmann::json::object()).value("study", nlohmann::json::object());
-    const std::string out = s.value("output_dir", std::string());
-    if (study.contains("study_id") && !out.empty())
-        words.insert(words.end(), {"--ceilings", out + "/sweep-" + study["study_id"].get<std::string>() + "/ceilings.json"});
-    if (!out.empty()) words.insert(words.end(), {"--out", out});
+    Expected<RunOptions> stored = make_error("not stored");
+    if (s.is_object()) stored = run_options_from_json(s);
+    if (!stored) return fmt::format("kevo run {} (its settings are not stored)", d.run.task);
+    std::vector<std::string> words = {"kevo", "run", d.run.task};
+    const auto options = rerun_words(*stored);
+    words.insert(words.end(), options.begin(), options.end());
+    const auto study = stored->settings.is_object() ? stored->settings.value("study", nlohmann::json::object())
+                                                    : nlohmann::json::object();
+    if (study.contains("study_id") && !stored->output_dir.empty())
+        words.insert(words.end(), {"--ceilings", stored->output_dir + "/sweep-" + study["study_id"].get<std::string>() +
+                                                     "/ceilings.json"});
     words.insert(words.end(), {"--db", db});
     return shell_command(words);
 }

@@ -2,6 +2,7 @@
 // command the shell cannot find or run (exit 127 / 126) fails permanently; any other failure may
 // pass by the next iteration.
 #include "search/proposers/cmd.hpp"
+#include "search/proposers/registry.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -90,4 +91,26 @@ std::unique_ptr<Proposer> make_cmd_proposer(CmdOptions options) {
     return std::make_unique<CmdProposer>(std::move(options));
 }
 
+}  // namespace kevo
+
+// The proposer's entry in the registry (search/proposers/registry.hpp): its options and its factory.
+namespace kevo {
+namespace {
+
+const bool registered = register_proposer(
+    {"cmd", "a program that reads the prompt on stdin and answers on stdout (--command)", 2,
+     {{.name = "command", .flag = "--command", .type = OptionType::text, .fallback = "",
+       .help = "program that reads the prompt on stdin and answers on stdout (cmd)", .resume = ResumeRule::reconnects,
+       .study = StudyPlace::model_table, .required = "\"PROGRAM ARGS\""},
+      {.name = "command_timeout", .flag = "--command-timeout", .type = OptionType::number,
+       .fallback = CmdOptions{}.timeout_s, .lo = 1, .hi = 86400, .help = "seconds the command may take per proposal (cmd)",
+       .resume = ResumeRule::reconnects, .study = StudyPlace::model_table}},
+     [](const ProposerContext& c) -> Expected<std::unique_ptr<Proposer>> {
+         const std::string command = c.values.value("command", std::string());
+         if (command.empty())
+             return make_error("--proposer cmd needs --command \"PROGRAM ARGS\" (prompt on stdin, answer on stdout)");
+         return make_cmd_proposer(CmdOptions{command, c.values.value("command_timeout", CmdOptions{}.timeout_s)});
+     }});
+
+}  // namespace
 }  // namespace kevo

@@ -22,6 +22,7 @@
 #include "search/proposers/common.hpp"
 #include "search/proposers/failure_class.hpp"
 #include "search/proposers/http_client.hpp"
+#include "search/proposers/registry.hpp"
 
 namespace kevo {
 namespace {
@@ -362,4 +363,136 @@ std::unique_ptr<Proposer> make_llm_proposer(LlmOptions options) {
     return std::make_unique<LlmProposer>(std::move(options));
 }
 
+}  // namespace kevo
+
+// The proposer's entry in the registry (search/proposers/registry.hpp): its options, the rule
+// between its two answer limits, and its factory with the checks of its settings.
+namespace kevo {
+namespace {
+
+std::string api_key() {
+    for (const char* name : {"KEVO_API_KEY", "OPENAI_API_KEY"})
+        if (const char* v = std::getenv(name); v && *v) return v;
+    return {};
+}
+
+bool starts_with_ci(const std::string& text, std::string_view prefix) {
+    return text.size() >= prefix.size() &&
+           std::equal(prefix.begin(), prefix.end(), text.begin(),
+                      [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+}
+
+template <class T>
+std::optional<T> optional_value(const nlohmann::json& values, const char* key) {
+    const auto it = values.find(key);
+    if (it == values.end() || it->is_null()) return std::nullopt;
+    return it->get<T>();
+}
+
+// How the proposer prices what it spends, checked against the budget asked for: a cost cap needs
+// prices, or the server's own figure on every reply (--cost-from-server).
+Expected<void> check_llm_options(const LlmOptions& l, double max_cost) {
+    if (!starts_with_ci(l.base_url, "http://") && !starts_with_ci(l.base_url, "https://"))
+        return make_error(fmt::format("--base-url {}: only http:// and https:// URLs are accepted (an OpenAI-compatible "
+                                      "endpoint, e.g. https://host/v1)", l.base_url));
+    const bool priced = l.price_prompt_per_mtok > 0 || l.price_completion_per_mtok > 0;
+    if (l.cost_from_server && priced)
+        return make_error("--cost-from-server and --price-in/--price-out are two ways to price a run; give one of them");
+    if (l.cost_from_server && l.stream)
+        return make_error(fmt::format("--cost-from-server cannot be kept with --stream: the {} header is sent before "
+                                      "a streamed answer is written", kServerCostHeader));
+    if (max_cost > 0 && !priced && !l.cost_from_server)
+        return make_error(fmt::format("--max-cost {:g} needs a price: give --price-in and --price-out (USD per million "
+                                      "tokens), or --cost-from-server when the server reports each reply's cost in "
+                                      "the {} header (LiteLLM's proxy does)", max_cost, kServerCostHeader));
+    return {};
+}
+
+Expected<std::unique_ptr<Proposer>> make_from_options(const ProposerContext& c) {
+    const nlohmann::json& v = c.values;
+    LlmOptions l;
+    l.base_url = v.value("base_url", std::string());
+    l.model = v.value("model", std::string());
+    if (l.base_url.empty()) return make_error("--proposer llm needs --base-url (an OpenAI-compatible endpoint, e.g. https://host/v1)");
+    if (l.model.empty()) return make_error("--proposer llm needs --model");
+    l.api_key = api_key();
+    l.temperature = optional_value<double>(v, "temperature");
+    l.max_tokens = optional_value<int>(v, "max_tokens");
+    l.max_completion_tokens = optional_value<int>(v, "max_completion_tokens");
+    l.stream = v.value("stream", l.stream);
+    l.cost_from_server = v.value("cost_from_server", l.cost_from_server);
+    l.request_timeout_s = v.value("request_timeout", l.request_timeout_s);
+    l.stream_timeout_s = v.value("stream_timeout", l.stream_timeout_s);
+    l.max_prompt_tokens = optional_value<int>(v, "max_prompt_tokens");
+    l.max_retries = v.value("retries", l.max_retries);
+    l.backoff_initial_s = v.value("retry_backoff", l.backoff_initial_s);
+    l.price_prompt_per_mtok = v.value("price_in", 0.0);
+    l.price_completion_per_mtok = v.value("price_out", 0.0);
+    if (auto ok = check_llm_options(l, c.max_cost_usd); !ok) return ok.error();
+    return make_llm_proposer(std::move(l));
+}
+
+// --max-completion-tokens takes the place of --max-tokens (reasoning models), and a --max-tokens N
+// that of a --max-completion-tokens (a resume's stored one): the two are never sent together.
+Expected<void> settle_answer_limits(nlohmann::json& values, const std::set<std::string>& given) {
+    const bool completion = given.count("max_completion_tokens") > 0;
+    const bool tokens = given.count("max_tokens") > 0 && !values.value("max_tokens", nlohmann::json()).is_null();
+    if (completion && tokens)
+        return make_error("--max-tokens and --max-completion-tokens both limit the answer; give one of them "
+                          "(reasoning models take --max-completion-tokens)");
+    if (completion) values["max_tokens"] = nullptr;
+    else if (tokens) values["max_completion_tokens"] = nullptr;
+    return {};
+}
+
+using T = OptionType;
+constexpr ResumeRule kReconnects = ResumeRule::reconnects;
+constexpr StudyPlace kModel = StudyPlace::model_table;
+const LlmOptions kDefaults{};
+
+const bool registered = register_proposer(
+    {"llm", "an OpenAI-compatible chat-completions endpoint (--base-url, --model)", 1,
+     {{.name = "base_url", .flag = "--base-url", .type = T::text, .fallback = "",
+       .help = "OpenAI-compatible endpoint, e.g. http://127.0.0.1:8080/v1 (llm); key from KEVO_API_KEY or OPENAI_API_KEY",
+       .resume = kReconnects, .study = kModel, .required = "\"https://host/v1\""},
+      {.name = "model", .flag = "--model", .type = T::text, .fallback = "", .help = "LLM model name (llm)",
+       .resume = kReconnects, .study = kModel, .required = "\"MODEL-NAME\""},
+      // A study names the variable its key is read from (kevo sweep sets KEVO_API_KEY from it).
+      {.name = "api_key_env", .type = T::text, .help = "the environment variable that holds the key", .study = kModel},
+      {.name = "temperature", .flag = "--temperature", .type = T::number_or_none, .fallback = *kDefaults.temperature,
+       .lo = 0, .hi = 2, .help = "sampling temperature, or none to send none (llm)", .resume = kReconnects, .study = kModel},
+      {.name = "max_tokens", .flag = "--max-tokens", .type = T::integer_or_none, .fallback = *kDefaults.max_tokens,
+       .lo = 1, .hi = 1e7, .help = "answer token limit (max_tokens), or none to send none (llm)", .resume = kReconnects,
+       .study = kModel},
+      {.name = "max_completion_tokens", .flag = "--max-completion-tokens", .type = T::integer, .lo = 1, .hi = 1e7,
+       .help = "answer token limit as max_completion_tokens, in place of --max-tokens (reasoning models; llm)",
+       .resume = kReconnects, .study = kModel},
+      {.name = "stream", .flag = "--stream", .type = T::flag, .fallback = kDefaults.stream,
+       .help = "ask for the answer as a stream of server-sent events; --no-stream: one whole answer (llm)",
+       .resume = kReconnects, .study = kModel},
+      {.name = "cost_from_server", .flag = "--cost-from-server", .type = T::flag, .fallback = kDefaults.cost_from_server,
+       .help = "take each reply's cost from the server's x-litellm-response-cost header, and stop if one lacks it "
+               "(llm; lets --max-cost work without --price-in/--price-out)",
+       .study = kModel},
+      {.name = "request_timeout", .flag = "--request-timeout", .type = T::number, .fallback = kDefaults.request_timeout_s,
+       .lo = 1, .hi = 86400, .help = "seconds per HTTP request; with --stream, the longest silence between bytes (llm)",
+       .resume = kReconnects, .study = kModel},
+      {.name = "stream_timeout", .flag = "--stream-timeout", .type = T::number, .fallback = kDefaults.stream_timeout_s,
+       .lo = 0, .hi = 86400,
+       .help = "with --stream: seconds the whole streamed request may take (0: no bound but --max-wall; llm)",
+       .resume = kReconnects, .study = kModel},
+      {.name = "max_prompt_tokens", .flag = "--max-prompt-tokens", .type = T::integer, .lo = 256, .hi = 1e8,
+       .help = "bound of the prompt in estimated tokens (default: the context size the server reports, else 32768; llm)",
+       .resume = kReconnects, .study = kModel},
+      {.name = "retries", .flag = "--retries", .type = T::integer, .fallback = kDefaults.max_retries, .lo = 0, .hi = 100,
+       .help = "retries after HTTP 429/5xx or a timeout (llm)", .resume = kReconnects, .study = kModel},
+      {.name = "retry_backoff", .flag = "--retry-backoff", .type = T::number, .fallback = kDefaults.backoff_initial_s,
+       .lo = 0, .hi = 3600, .help = "first retry delay in seconds, doubling (llm)", .resume = kReconnects, .study = kModel},
+      {.name = "price_in", .flag = "--price-in", .type = T::number, .fallback = 0.0, .lo = 0, .hi = 1e6,
+       .help = "USD per million prompt tokens, for cost accounting (llm)", .study = kModel},
+      {.name = "price_out", .flag = "--price-out", .type = T::number, .fallback = 0.0, .lo = 0, .hi = 1e6,
+       .help = "USD per million completion tokens (llm)", .study = kModel}},
+     make_from_options, true, settle_answer_limits});
+
+}  // namespace
 }  // namespace kevo

@@ -1,5 +1,6 @@
 // The `replay` proposer: candidate files of a directory in name order; see replay.hpp.
 #include "search/proposers/replay.hpp"
+#include "search/proposers/registry.hpp"
 
 #include <algorithm>
 #include <filesystem>
@@ -88,4 +89,22 @@ Expected<std::unique_ptr<Proposer>> make_replay_proposer(std::string dir) {
     return std::unique_ptr<Proposer>(std::make_unique<ReplayProposer>(fs::path(dir), std::move(files)));
 }
 
+}  // namespace kevo
+
+// The proposer's entry in the registry (search/proposers/registry.hpp): its option and its factory.
+namespace kevo {
+namespace {
+
+const bool registered = register_proposer(
+    {"replay", "the candidate files of a folder, in name order (--replay)", 3,
+     {{.name = "replay", .flag = "--replay", .type = OptionType::path, .fallback = "",
+       .help = "folder of candidate files, used in name order (replay)", .study = StudyPlace::model_table,
+       .required = "\"folder/{task}\""}},
+     [](const ProposerContext& c) -> Expected<std::unique_ptr<Proposer>> {
+         const std::string dir = c.values.value("replay", std::string());
+         if (dir.empty()) return make_error("--proposer replay needs --replay DIR");
+         return make_replay_proposer(dir);
+     }});
+
+}  // namespace
 }  // namespace kevo

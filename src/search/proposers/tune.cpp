@@ -1,5 +1,6 @@
 // See tune.hpp.
 #include "search/proposers/tune.hpp"
+#include "search/proposers/registry.hpp"
 
 #include <algorithm>
 #include <set>
@@ -121,4 +122,15 @@ private:
 
 std::unique_ptr<Proposer> make_tune_proposer() { return std::make_unique<TuneProposer>(); }
 
+}  // namespace kevo
+
+// The proposer's entry in the registry (search/proposers/registry.hpp): no options of its own.
+namespace kevo {
+namespace {
+
+const bool registered = register_proposer(
+    {"tune", "the built-in autotuner of the kernel's `// kevo: tune` knobs", 0, {},
+     [](const ProposerContext&) -> Expected<std::unique_ptr<Proposer>> { return make_tune_proposer(); }});
+
+}  // namespace
 }  // namespace kevo

@@ -25,12 +25,17 @@ struct Migration {
     const StoredAttempt* migrant = nullptr;
 };
 
+// The defaults of its options (declared with its registration, below).
+constexpr int kIslands = 4;
+constexpr int kMigrationEvery = 5;
+
 double score_of(const StoredAttempt& a) { return a.attempt.result.score.value_or(0); }
 
 class Islands final : public Strategy {
 public:
     explicit Islands(const StrategySettings& s)
-        : islands_(std::max(1, s.islands), Lineage(s.history, s.stagnation_window)), every_(s.migration_every) {}
+        : islands_(std::max(1, s.options.value("islands", kIslands)), Lineage(s.history, s.stagnation_window)),
+          every_(s.options.value("migration_every", kMigrationEvery)) {}
 
     std::string name() const override { return "islands"; }
 
@@ -159,7 +164,13 @@ private:
 const bool registered = register_strategy(
     {"islands", "--islands K populations, each with its own incumbent and dropout; the best migrates along a ring "
                 "every --migration-every proposals", 1,
-     [](const StrategySettings& settings) -> std::unique_ptr<Strategy> { return std::make_unique<Islands>(settings); }});
+     [](const StrategySettings& settings) -> std::unique_ptr<Strategy> { return std::make_unique<Islands>(settings); },
+     {{.name = "islands", .flag = "--islands", .type = OptionType::integer, .fallback = kIslands, .lo = 1, .hi = 64,
+       .help = "populations of the islands strategy", .study = StudyPlace::run_table},
+      {.name = "migration_every", .flag = "--migration-every", .type = OptionType::integer, .fallback = kMigrationEvery,
+       .lo = 0, .hi = 100000,
+       .help = "islands: proposals between migrations of each island's best to the next along the ring (0: never)",
+       .study = StudyPlace::run_table}}});
 
 }  // namespace
 

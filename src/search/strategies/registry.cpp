@@ -24,9 +24,11 @@ bool register_strategy(const StrategyEntry& entry) {
                         [&](const StrategyEntry& e) { return std::string_view(e.name) == entry.name; }) &&
            "two strategies registered under one name");
     entries.push_back(entry);
-    std::sort(entries.begin(), entries.end(), [](const StrategyEntry& a, const StrategyEntry& b) { return a.rank < b.rank; });
+    std::stable_sort(entries.begin(), entries.end(), [](const StrategyEntry& a, const StrategyEntry& b) { return a.rank < b.rank; });
     return true;
 }
+
+const std::vector<StrategyEntry>& strategy_entries() { return table(); }
 
 std::vector<std::string> strategy_names() {
     std::vector<std::string> names;

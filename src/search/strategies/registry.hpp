@@ -1,6 +1,6 @@
 // The table of search strategies, by name: `kevo run --strategy NAME`, `kevo sweep` and the run's
 // stored settings all name a strategy through it. Each strategy's file adds itself to the table
-// (register_strategy, at static initialisation); the executables link kevo_lib whole, so that no
+// (register_strategy, at static initialisation) with its options; the executables link kevo_lib whole, so that no
 // strategy's object file is dropped for want of a reference (CMakeLists.txt).
 #pragma once
 
@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/expected.hpp"
+#include "search/options.hpp"
 #include "search/strategies/strategy.hpp"
 
 namespace kevo {
@@ -26,7 +27,11 @@ struct StrategyEntry {
     const char* help;
     int rank;
     std::unique_ptr<Strategy> (*make)(const StrategySettings&);
+    // Its own options (search/options.hpp; part and owner are filled in by the table), which
+    // StrategySettings::options hands it.
+    std::vector<RunOption> options = {};
 };
+const std::vector<StrategyEntry>& strategy_entries();
 // Adds a strategy; returns true, so that a file can register with `const bool registered = ...`.
 bool register_strategy(const StrategyEntry& entry);
 

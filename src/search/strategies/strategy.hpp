@@ -27,9 +27,10 @@ namespace kevo {
 struct StrategySettings {
     int history = 4;             // attempts shown to the proposer
     int stagnation_window = 6;   // a population's iterations without improvement before its dropout (0: never)
-    int islands = 4;             // islands: how many
-    int migration_every = 5;     // islands: proposals between migrations along the ring (0: never)
     uint64_t seed = 0;           // map-elites: the parent draws
+    // The strategy's own options (its registry entry declares them: islands' "islands" and
+    // "migration_every"), by name, defaults filled in.
+    nlohmann::json options = nlohmann::json::object();
 };
 
 // What the strategy shows the proposer for one iteration, and records about it.
