@@ -1,7 +1,4 @@
-// See evaluator.hpp. Deadline rules: the compile stage has its own limit; each run of N launches
-// gets N x the launch limit (the larger of launch_timeout and a tenth of the request's timeout); the
-// whole-candidate limit counts only time spent on the candidate's stages (not kevo's own reference
-// computation, a first-use calibration or the wait for the device's lease).
+// See evaluator.hpp. The deadlines over the worker's stages are eval/stage_clock's.
 #include "eval/evaluator.hpp"
 
 #include <algorithm>
@@ -11,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/interrupt.hpp"
+#include "eval/stage_clock.hpp"
 #include "eval/static_scan.hpp"
 #include "task/registry.hpp"
 
@@ -20,15 +18,11 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-// Where a dying worker is kevo's fault: building inputs, computing or uploading the reference,
-// calibrating, or checking the outputs the candidate left against the reference (host work whose
-// cost is the size's: fused_moe's check at Mixtral's 2048-token prefill ran past the candidate's
-// 240 s on the H100 when it was counted as the candidate's).
-bool is_kevo_stage(const std::string& stage) {
-    return stage == "reference" || stage == "calibrate" || stage == "check";
+// A worker that broke the protocol says nothing about the candidate.
+Error protocol_error(const std::string& detail) {
+    return make_error(fmt::format("worker protocol error: {} (the worker was killed; an environment error, not a "
+                                  "verdict on the candidate)", detail));
 }
-// kevo's own work, and the wait for the device's lease (another process timing), are not the candidate's.
-bool is_candidate_stage(const std::string& stage) { return !is_kevo_stage(stage) && stage != "lease"; }
 }  // namespace
 
 double default_reference_timeout_s() {
@@ -74,53 +68,29 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
     if (!scan.accepted) return base_result(Verdict::rejected, "static scan: " + scan.reason);
 
     // Deadline bookkeeping, driven by the worker's stage events.
-    std::string stage = "start", size, trial;
-    auto stage_start = Clock::now();
-    double candidate_seconds = 0;  // closed candidate stages
-    double run_limit = request.timeout_s;
-    const double launch_limit = std::max(options_.launch_timeout_s, request.timeout_s / 10);
+    StageClock clock(StageLimits{request.timeout_s, request.compile_timeout_s,
+                                 std::max(options_.launch_timeout_s, request.timeout_s / 10), options_.reference_timeout_s},
+                     Clock::now());
     bool kevo_deadline = false;  // the worker was killed for kevo's own reference, not the candidate
-    auto describe_stage = [&] {
-        std::string where = stage;
-        if (!size.empty()) where += fmt::format(" at size {}", size);
-        if (!trial.empty()) where += fmt::format(" ({} trial)", trial);
-        return where;
-    };
-    auto on_event = [&](const nlohmann::json* event) -> std::optional<std::string> {
+    auto describe_stage = [&] { return clock.current().describe(); };
+    auto on_event = [&](const WorkerEvent* event) -> std::optional<std::string> {
         if (interrupt_requested()) return std::string("interrupted");
         const auto now = Clock::now();
-        if (event && event->value("event", "") == "stage") {
-            if (is_candidate_stage(stage)) candidate_seconds += seconds_between(stage_start, now);
-            stage = event->value("stage", "");
-            size = event->value("size", "");
-            trial = event->value("trial", "");
-            stage_start = now;
-            const double launches = event->value("launches", 0.0);
-            run_limit = launches > 0 ? launches * launch_limit : request.timeout_s;
-            if (options_.progress && (stage == "compile" || stage == "timing" || stage == "calibrate" ||
-                                      (stage == "run" && trial == "nominal")))
-                options_.progress(describe_stage());
-        } else if (event && event->value("event", "") == "progress" && options_.progress) {
-            options_.progress(event->value("message", ""));
+        if (event && event->stage) {
+            clock.enter(*event->stage, now);
+            if (options_.progress && worth_announcing(*event->stage)) options_.progress(describe_stage());
+        } else if (event && event->kind == Event::progress && options_.progress) {
+            options_.progress(event->body.value("message", ""));
         }
-        const double in_stage = seconds_between(stage_start, now);
-        const double used = candidate_seconds + (is_candidate_stage(stage) ? in_stage : 0);
-        if ((stage == "reference" || stage == "check") && in_stage > options_.reference_timeout_s) {
-            kevo_deadline = true;
-            return fmt::format("kevo's {} exceeded its {:.0f} s deadline ({})",
-                               stage == "check" ? "check of the outputs" : "reference", options_.reference_timeout_s,
-                               describe_stage());
-        }
-        if (stage == "compile" && in_stage > request.compile_timeout_s)
-            return fmt::format("compilation exceeded its {:.0f} s deadline", request.compile_timeout_s);
-        if ((stage == "run" || stage == "timed_run") && in_stage > run_limit)
-            return fmt::format("a run exceeded its {:.0f} s deadline ({})", run_limit, describe_stage());
-        if (used > request.timeout_s)
-            return fmt::format("the candidate exceeded its {:.0f} s deadline during {}", request.timeout_s, describe_stage());
-        return std::nullopt;
+        auto overrun = clock.check(now);
+        if (!overrun) return std::nullopt;
+        kevo_deadline = overrun->kevo_fault;
+        return overrun->reason;
     };
 
-    auto outcome = client_.exchange({{"op", compile_only ? "compile" : "eval"}, {"request", to_json(request)}}, {"result", "error", "fatal"}, on_event);
+    nlohmann::json message = op_message(compile_only ? Op::compile : Op::eval);
+    message["request"] = to_json(request);
+    auto outcome = client_.exchange(message, {Event::result, Event::error, Event::fatal}, on_event);
     // Ctrl-C or SIGTERM stopped the evaluation: that says nothing about the candidate.
     if (outcome.kind == ExchangeOutcome::Kind::killed && interrupt_requested())
         return make_error(fmt::format("interrupted by {}", interrupt_signal_name()));
@@ -128,7 +98,7 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
     if (outcome.kind == ExchangeOutcome::Kind::killed && kevo_deadline)
         return make_error(fmt::format("{}: an environment error, not a verdict on the candidate (the worker was killed; "
                                       "KEVO_REFERENCE_TIMEOUT_S sets the limit)", outcome.detail));
-    if (outcome.kind == ExchangeOutcome::Kind::crashed && is_kevo_stage(stage))
+    if (outcome.kind == ExchangeOutcome::Kind::crashed && is_kevo_stage(clock.current().stage))
         return make_error(fmt::format("the worker process died during kevo's own {}: {} (most likely out of host memory; "
                                       "an environment error, not a verdict on the candidate)",
                                       describe_stage(), outcome.detail));
@@ -137,11 +107,12 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
             return base_result(Verdict::timeout, outcome.detail + "; the worker was killed and will be restarted");
         case ExchangeOutcome::Kind::crashed:
             return base_result(Verdict::crash, fmt::format("the worker process died during {}: {}", describe_stage(), outcome.detail));
+        case ExchangeOutcome::Kind::protocol_error:
+            return protocol_error(outcome.detail);
         case ExchangeOutcome::Kind::reply:
             break;
     }
-    const std::string kind = outcome.reply.value("event", "");
-    if (kind != "result") return make_error(outcome.reply.value("error", "the worker failed"));
+    if (outcome.reply_kind != Event::result) return make_error(outcome.reply.value("error", "the worker failed"));
     auto result = eval_result_from_json(outcome.reply.at("result"));
     if (!result) return result.error();
     result->stage_seconds.scan = scan_seconds;
@@ -154,11 +125,11 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
     return result;
 }
 
-std::function<std::optional<std::string>(const nlohmann::json*)> Evaluator::progress_only() const {
-    return [this](const nlohmann::json* event) -> std::optional<std::string> {
+std::function<std::optional<std::string>(const WorkerEvent*)> Evaluator::progress_only() const {
+    return [this](const WorkerEvent* event) -> std::optional<std::string> {
         if (interrupt_requested()) return std::string("interrupted");
-        if (event && event->value("event", "") == "progress" && options_.progress)
-            options_.progress(event->value("message", ""));
+        if (event && event->kind == Event::progress && options_.progress)
+            options_.progress(event->body.value("message", ""));
         return std::nullopt;
     };
 }
@@ -166,22 +137,24 @@ std::function<std::optional<std::string>(const nlohmann::json*)> Evaluator::prog
 Expected<Calibration> Evaluator::ceilings() {
     auto info = client_.ensure_started();
     if (!info) return info.error();
-    auto outcome = client_.exchange({{"op", "ceilings"}}, {"ceilings", "error", "fatal"},
-                                    progress_only());
+    auto outcome = client_.exchange(op_message(Op::ceilings), {Event::ceilings, Event::error, Event::fatal}, progress_only());
+    if (outcome.kind == ExchangeOutcome::Kind::protocol_error) return protocol_error(outcome.detail);
     if (outcome.kind != ExchangeOutcome::Kind::reply)
         return make_error(fmt::format("reading the ceilings failed: the worker {}", outcome.detail));
-    if (outcome.reply.value("event", "") != "ceilings") return make_error(outcome.reply.value("error", "no ceilings"));
+    if (outcome.reply_kind != Event::ceilings) return make_error(outcome.reply.value("error", "no ceilings"));
     return calibration_from_json(outcome.reply.at("calibration"));
 }
 
 Expected<Calibration> Evaluator::calibrate(bool quick) {
     auto info = client_.ensure_started();
     if (!info) return info.error();
-    auto outcome = client_.exchange({{"op", "calibrate"}, {"quick", quick}}, {"calibration", "error", "fatal"},
-                                    progress_only());
+    nlohmann::json message = op_message(Op::calibrate);
+    message["quick"] = quick;
+    auto outcome = client_.exchange(message, {Event::calibration, Event::error, Event::fatal}, progress_only());
+    if (outcome.kind == ExchangeOutcome::Kind::protocol_error) return protocol_error(outcome.detail);
     if (outcome.kind != ExchangeOutcome::Kind::reply)
         return make_error(fmt::format("calibration failed: the worker {}", outcome.detail));
-    if (outcome.reply.value("event", "") != "calibration") return make_error(outcome.reply.value("error", "calibration failed"));
+    if (outcome.reply_kind != Event::calibration) return make_error(outcome.reply.value("error", "calibration failed"));
     auto calibration = calibration_from_json(outcome.reply.at("calibration"));
     if (!calibration) return calibration.error();
     if (!outcome.reply.value("stored", false))

@@ -48,7 +48,7 @@ public:
 private:
     EvaluatorOptions options_;
     // An exchange's event check that forwards progress lines and stops on Ctrl-C / SIGTERM.
-    std::function<std::optional<std::string>(const nlohmann::json*)> progress_only() const;
+    std::function<std::optional<std::string>(const WorkerEvent*)> progress_only() const;
     WorkerClient client_;
 };
 

@@ -83,13 +83,10 @@ Runner::Runner(Device& device, ReferenceCache& references, CeilingKeeper& ceilin
                std::function<void(const nlohmann::json&)> emit)
     : device_(device), references_(references), ceilings_(ceilings), emit_(std::move(emit)) {}
 
-void Runner::stage(const char* name, const std::string& size, const char* trial, size_t launches) {
-    nlohmann::json e = {{"event", "stage"}, {"stage", name}};
-    if (!size.empty()) e["size"] = size;
-    if (trial) e["trial"] = trial;
-    if (launches) e["launches"] = launches;
-    where_ = std::string(name) + (size.empty() ? "" : " at size " + size) + (trial ? fmt::format(" ({} trial)", trial) : "");
-    emit_(e);
+void Runner::stage(Stage name, const std::string& size, const char* trial, size_t launches) {
+    const StageEvent event{name, size, trial ? trial : "", launches};
+    where_ = event.describe();
+    emit_(stage_message(event));
 }
 
 Expected<CompileOutcome> Runner::compile(const std::string& source, const std::vector<std::string>& defines,
@@ -196,7 +193,7 @@ std::optional<Runner::Stop> Runner::check_size(const Task& task, const SizeSpec&
                                                std::vector<CheckedSize>& kept) {
     for (Trial trial : {Trial::nominal, Trial::outlier}) {
         const uint64_t seed = trial_seed(request.seed, size, trial);
-        stage("reference", size.label, trial_name(trial));
+        stage(Stage::reference, size.label, trial_name(trial));
         const std::shared_ptr<const Case> c = cases_.get(task, size, seed, trial);
         std::string reference_error;
         const auto reference_start = Clock::now();
@@ -229,9 +226,9 @@ std::optional<Runner::Stop> Runner::check_size(const Task& task, const SizeSpec&
             sr.diagnostics = too_big;
             return Stop{Verdict::rejected, fmt::format("size {}: {}", size.label, too_big)};
         }
-        stage("run", size.label, trial_name(trial), run->launches().size());
+        stage(Stage::run, size.label, trial_name(trial), run->launches().size());
         if (auto fault = run->run()) return fail(*fault);
-        stage("check", size.label, trial_name(trial));
+        stage(Stage::check, size.label, trial_name(trial));
         CheckResult check;
         auto fault = run->verify(task, size, *ref, &check);
         if (!check.kind.empty())
@@ -265,7 +262,7 @@ std::optional<Runner::Stop> Runner::time_size(const Task& task, CheckedSize& k, 
     std::optional<CaseRun> rebuilt;
     if (!k.run) {
         const uint64_t seed = trial_seed(request.seed, *k.size, Trial::nominal);
-        stage("reference", k.size->label, trial_name(Trial::nominal));
+        stage(Stage::reference, k.size->label, trial_name(Trial::nominal));
         auto built = CaseRun::create(device_, device_cases_, task, *k.size, seed, Trial::nominal,
                                      cases_.get(task, *k.size, seed, Trial::nominal), kernels);
         if (!built) return fail({Verdict::runtime_error, "could not set up the buffers: " + built.error().message});
@@ -274,8 +271,8 @@ std::optional<Runner::Stop> Runner::time_size(const Task& task, CheckedSize& k, 
     CaseRun& run = k.run ? *k.run : *rebuilt;
     const TimingPolicy policy{request.warmup, request.repeat, std::max(request.max_repeat, request.repeat),
                               request.noise_cv};
-    auto before_run = [&] { stage("timed_run", k.size->label, nullptr, run.launches().size()); };
-    stage("timing", k.size->label);
+    auto before_run = [&] { stage(Stage::timed_run, k.size->label, nullptr, run.launches().size()); };
+    stage(Stage::timing, k.size->label);
     auto timed = time_case(run, flusher_, policy, before_run);
     if (!timed) return fail({Verdict::runtime_error, timed.error().message});
     auto fill = [&](const Timed& t) {
@@ -301,7 +298,7 @@ std::optional<Runner::Stop> Runner::time_size(const Task& task, CheckedSize& k, 
     }
     // The last timed run's output must still be right: catches kernels that skip work when called
     // again or cache results across calls.
-    stage("check", k.size->label, "timed");
+    stage(Stage::check, k.size->label, "timed");
     if (auto fault = run.recheck(task, *k.size, *k.ref)) return fail(*fault);
     if (sr.noisy)
         sr.diagnostics = fmt::format("noisy: cv {:.0f}% over {} timed runs (median {:.3g} s, min {:.3g} s, max {:.3g} s)",
@@ -354,7 +351,7 @@ void Runner::score(const Task& task, const std::vector<CheckedSize>& kept, const
 }
 
 std::optional<DeviceLease> Runner::take_lease(EvalResult& result) {
-    stage("lease");
+    stage(Stage::lease);
     auto lease = DeviceLease::acquire(device_.info());
     if (lease) return std::move(*lease);
     result.warnings.push_back(lease.error().message + "; this evaluation's timing may overlap another kevo process's");
@@ -364,7 +361,7 @@ std::optional<DeviceLease> Runner::take_lease(EvalResult& result) {
 Expected<EvalResult> Runner::evaluate(const EvalRequest& request) {
     environment_fault_.reset();
     resident_kept_bytes_ = 0;
-    where_ = "start";
+    where_ = std::string(name(Stage::start));
     try {
         return evaluate_cascade(request);
     } catch (const std::bad_alloc&) {
@@ -434,7 +431,7 @@ Expected<EvalResult> Runner::evaluate_cascade(const EvalRequest& request) {
     if (device_.info().is_cpu) lease = take_lease(result);
 
     // Directives, knobs, compilation.
-    stage("compile");
+    stage(Stage::compile);
     const auto compile_start = Clock::now();
     auto compiled = run_compile_stage(spec, request, device_.language(), device_.info().arch,
                                       [&](const std::string& source, const std::vector<std::string>& defines,

@@ -18,6 +18,7 @@
 
 #include "backend/backend.hpp"
 #include "eval/cache_flusher.hpp"
+#include "eval/protocol.hpp"
 #include "eval/case_cache.hpp"
 #include "eval/case_run.hpp"
 #include "eval/compile_stage.hpp"
@@ -32,7 +33,7 @@ namespace kevo {
 
 class Runner {
 public:
-    // `emit` receives progress events ({"event":"stage",...}) that the parent uses for deadlines.
+    // `emit` receives progress events (stage events, eval/protocol.hpp) that the parent uses for deadlines.
     Runner(Device& device, ReferenceCache& references, CeilingKeeper& ceilings,
            std::function<void(const nlohmann::json&)> emit);
 
@@ -103,7 +104,7 @@ private:
                                                                        const std::string& stem);
     // The device's lease, waited for as the "lease" stage; none (and a warning) when it cannot be taken.
     std::optional<DeviceLease> take_lease(EvalResult& result);
-    void stage(const char* name, const std::string& size = {}, const char* trial = nullptr, size_t launches = 0);
+    void stage(Stage name, const std::string& size = {}, const char* trial = nullptr, size_t launches = 0);
 };
 
 }  // namespace kevo

@@ -1,15 +1,14 @@
-// Worker process main loop (see worker.hpp). Protocol, one JSON object per line:
-//   parent -> worker: {"op":"eval"|"compile","request":{...}} | {"op":"calibrate","quick":b} | {"op":"info"} | {"op":"quit"}
-//   worker -> parent: {"event":"ready","device":{...}} | {"event":"fatal","error":"..."}
-//                     {"event":"stage",...} | {"event":"progress","message":"..."}
-//                     {"event":"result","result":{...},"poisoned":b} | {"event":"calibration",...}
-//                     {"event":"error","error":"...","environment":true} (kevo's fault: no verdict)
+// Worker process main loop (see worker.hpp; the messages are eval/protocol.hpp's). One serve loop
+// reads requests and dispatches them through a handler table: the online worker's table has every
+// op, the offline compiler's only compile, and both share the compile handler.
 #include "eval/worker.hpp"
 
 #include <sys/prctl.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <functional>
+#include <map>
 
 #include <fmt/format.h>
 
@@ -21,6 +20,7 @@
 #include "eval/compile_stage.hpp"
 #include "eval/device_lease.hpp"
 #include "eval/line_channel.hpp"
+#include "eval/protocol.hpp"
 #include "eval/reference_cache.hpp"
 #include "eval/runner.hpp"
 #include "task/registry.hpp"
@@ -67,34 +67,69 @@ Expected<std::optional<Calibration>> pinned_ceilings(const EvalRequest& request)
     return std::optional<Calibration>(std::move(*calibration));
 }
 
+// What a handler decided: keep serving, or end the worker with this exit status.
+using HandlerOutcome = std::optional<int>;
+using Handler = std::function<HandlerOutcome(const nlohmann::json& message)>;
+using HandlerTable = std::map<Op, Handler>;
+
+void send_error(LineChannel& channel, const std::string& error) {
+    nlohmann::json e = event_message(Event::error);
+    e["error"] = error;
+    channel.send(e);
+}
+
+// Serves requests until quit or the parent goes away. `refuse` words the answer to an op that is
+// unknown or not in the table.
+int serve(LineChannel& channel, const HandlerTable& handlers, const std::function<std::string(const std::string&)>& refuse) {
+    while (true) {
+        auto message = channel.receive(-1);
+        if (!message) return 0;  // parent gone
+        auto op = op_of(*message);
+        if (op && *op == Op::quit) return 0;
+        const auto handler = op ? handlers.find(*op) : handlers.end();
+        if (handler == handlers.end()) {
+            const bool named = message->is_object() && message->contains("op") && message->at("op").is_string();
+            send_error(channel, refuse(named ? message->at("op").get<std::string>() : ""));
+            continue;
+        }
+        if (auto exit_status = handler->second(*message)) return *exit_status;
+    }
+}
+
+// The compile op: a stage event, then the compile-only result (or an error for an unreadable request).
+Handler compile_handler(LineChannel& channel, std::function<DeviceInfo()> info, Language language, CompileFn compile) {
+    return [&channel, info = std::move(info), language, compile = std::move(compile)](const nlohmann::json& message) -> HandlerOutcome {
+        auto request = eval_request_from_json(message.value("request", nlohmann::json::object()));
+        if (!request) {
+            send_error(channel, request.error().message);
+            return std::nullopt;
+        }
+        channel.send(stage_message({Stage::compile}));
+        nlohmann::json e = event_message(Event::result);
+        e["result"] = to_json(compile_only(*request, info(), language, compile));
+        e["poisoned"] = false;
+        channel.send(e);
+        return std::nullopt;
+    };
+}
+
 int serve_offline(Backend& backend, const std::string& arch, LineChannel& channel) {
     DeviceInfo info;
     info.backend = backend.name();
     info.name = fmt::format("offline {} compiler ({})", backend.name(), arch);
     info.arch = arch;
-    channel.send({{"event", "ready"}, {"device", to_json(info)}});
-    while (true) {
-        auto message = channel.receive(-1);
-        if (!message) return 0;
-        const std::string op = message->value("op", "");
-        if (op == "quit") return 0;
-        if (op != "compile") {
-            channel.send({{"event", "error"}, {"error", fmt::format("an offline worker only compiles (got '{}')", op)}});
-            continue;
-        }
-        auto request = eval_request_from_json(message->value("request", nlohmann::json::object()));
-        if (!request) {
-            channel.send({{"event", "error"}, {"error", request.error().message}});
-            continue;
-        }
-        channel.send({{"event", "stage"}, {"stage", "compile"}});
-        EvalResult result = compile_only(*request, info, backend.language(),
-                                         [&](const std::string& source, const std::vector<std::string>& defines,
-                                             const std::string& target) {
-                                             return backend.compile_offline(source, defines, target.empty() ? arch : target);
-                                         });
-        channel.send({{"event", "result"}, {"result", to_json(result)}, {"poisoned", false}});
-    }
+    nlohmann::json ready = event_message(Event::ready);
+    ready["device"] = to_json(info);
+    channel.send(ready);
+    const HandlerTable handlers = {
+        {Op::compile, compile_handler(channel, [info] { return info; }, backend.language(),
+                                      [&](const std::string& source, const std::vector<std::string>& defines,
+                                          const std::string& target) {
+                                          return backend.compile_offline(source, defines, target.empty() ? arch : target);
+                                      })},
+    };
+    return serve(channel, handlers,
+                 [](const std::string& op) { return fmt::format("an offline worker only compiles (got '{}')", op); });
 }
 
 }  // namespace
@@ -103,7 +138,9 @@ int run_worker(const std::string& backend_name, int device_index, int read_fd, i
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the parent
     LineChannel channel(read_fd, write_fd);
     auto fatal = [&](const std::string& message) {
-        channel.send({{"event", "fatal"}, {"error", message}});
+        nlohmann::json e = event_message(Event::fatal);
+        e["error"] = message;
+        channel.send(e);
         return 2;
     };
     auto backend = make_backend(backend_name);
@@ -114,79 +151,102 @@ int run_worker(const std::string& backend_name, int device_index, int read_fd, i
     if (device_index < 0 || device_index >= static_cast<int>(devices.size()))
         return fatal(fmt::format("--device {} is out of range: backend {} has {} device{} (0..{})", device_index,
                                  backend_name, devices.size(), devices.size() == 1 ? "" : "s", devices.size() - 1));
-    auto device = backend->open(device_index);
-    if (!device) return fatal(fmt::format("cannot open {} device {}: {}", backend_name, device_index, device.error().message));
-    channel.send({{"event", "ready"}, {"device", to_json((*device)->info())}});
+    auto opened = backend->open(device_index);
+    if (!opened) return fatal(fmt::format("cannot open {} device {}: {}", backend_name, device_index, opened.error().message));
+    Device& device = **opened;
+    auto device_event = [&](Event kind) {
+        nlohmann::json e = event_message(kind);
+        e["device"] = to_json(device.info());
+        return e;
+    };
+    channel.send(device_event(Event::ready));
 
     ReferenceCache references(cache_dir("references"));
-    auto progress = [&](const std::string& line) { channel.send({{"event", "progress"}, {"message", line}}); };
-    CeilingKeeper ceilings(**device, [&] { channel.send({{"event", "stage"}, {"stage", "calibrate"}}); }, progress);
-    Runner runner(**device, references, ceilings, [&](const nlohmann::json& e) { channel.send(e); });
-    while (true) {
-        auto message = channel.receive(-1);
-        if (!message) return 0;  // parent gone
-        const std::string op = message->value("op", "");
-        if (op == "quit") return 0;
-        if (op == "info") {
-            channel.send({{"event", "info"}, {"device", to_json((*device)->info())}});
-        } else if (op == "calibrate") {
-            CalibrationOptions options;
-            options.quick = message->value("quick", false);
-            options.progress = progress;
-            auto lease = DeviceLease::acquire((*device)->info());  // measuring is timing: nothing else on the device
-            if (!lease) progress(lease.error().message + "; the measurement may overlap another kevo process's");
-            auto measured = measure_calibration(**device, options);
-            if (!measured) {
-                channel.send({{"event", "error"}, {"error", measured.error().message}});
-            } else {
-                auto stored = store_calibration(*measured);
-                ceilings.adopt(*measured);
-                channel.send({{"event", "calibration"}, {"calibration", to_json(*measured)},
-                              {"stored", stored.has_value()}, {"store_error", stored ? "" : stored.error().message}});
-            }
-        } else if (op == "ceilings") {
-            auto in_force = ceilings.current();
-            if (!in_force) channel.send({{"event", "error"}, {"error", in_force.error().message}});
-            else channel.send({{"event", "ceilings"}, {"calibration", to_json(**in_force)}});
-        } else if (op == "compile") {
-            auto request = eval_request_from_json(message->value("request", nlohmann::json::object()));
-            if (!request) {
-                channel.send({{"event", "error"}, {"error", request.error().message}});
-                continue;
-            }
-            channel.send({{"event", "stage"}, {"stage", "compile"}});
-            Device& d = **device;
-            EvalResult result = compile_only(*request, d.info(), d.language(),
-                                             [&](const std::string& source, const std::vector<std::string>& defines,
-                                                 const std::string& arch) {
-                                                 return arch.empty() ? d.compile(source, defines)
-                                                                     : d.compile_for_arch(source, defines, arch);
-                                             });
-            channel.send({{"event", "result"}, {"result", to_json(result)}, {"poisoned", false}});
-        } else if (op == "eval") {
-            auto request = eval_request_from_json(message->value("request", nlohmann::json::object()));
-            if (!request) {
-                channel.send({{"event", "error"}, {"error", request.error().message}});
-                continue;
-            }
-            auto pinned = pinned_ceilings(*request);
-            if (!pinned) {
-                channel.send({{"event", "error"}, {"error", pinned.error().message}});
-                continue;
-            }
-            ceilings.pin(std::move(*pinned));
-            auto result = runner.evaluate(*request);
-            ceilings.pin(std::nullopt);
-            const bool poisoned = (*device)->is_poisoned();
-            if (!result)  // kevo's own fault (reference, host memory): an environment error, no verdict
-                channel.send({{"event", "error"}, {"environment", true}, {"error", result.error().message}});
-            else
-                channel.send({{"event", "result"}, {"result", to_json(*result)}, {"poisoned", poisoned}});
-            if (poisoned) return 3;  // the context is unusable; the parent starts a fresh worker
-        } else {
-            channel.send({{"event", "error"}, {"error", fmt::format("unknown op '{}'", op)}});
-        }
-    }
+    auto progress = [&](const std::string& line) {
+        nlohmann::json e = event_message(Event::progress);
+        e["message"] = line;
+        channel.send(e);
+    };
+    CeilingKeeper ceilings(device, [&] { channel.send(stage_message({Stage::calibrate})); }, progress);
+    Runner runner(device, references, ceilings, [&](const nlohmann::json& e) { channel.send(e); });
+
+    const HandlerTable handlers = {
+        {Op::info,
+         [&](const nlohmann::json&) -> HandlerOutcome {
+             channel.send(device_event(Event::info));
+             return std::nullopt;
+         }},
+        {Op::calibrate,
+         [&](const nlohmann::json& message) -> HandlerOutcome {
+             CalibrationOptions options;
+             options.quick = message.value("quick", false);
+             options.progress = progress;
+             auto lease = DeviceLease::acquire(device.info());  // measuring is timing: nothing else on the device
+             if (!lease) progress(lease.error().message + "; the measurement may overlap another kevo process's");
+             auto measured = measure_calibration(device, options);
+             if (!measured) {
+                 send_error(channel, measured.error().message);
+                 return std::nullopt;
+             }
+             auto stored = store_calibration(*measured);
+             ceilings.adopt(*measured);
+             nlohmann::json e = event_message(Event::calibration);
+             e["calibration"] = to_json(*measured);
+             e["stored"] = stored.has_value();
+             e["store_error"] = stored ? "" : stored.error().message;
+             channel.send(e);
+             return std::nullopt;
+         }},
+        {Op::ceilings,
+         [&](const nlohmann::json&) -> HandlerOutcome {
+             auto in_force = ceilings.current();
+             if (!in_force) {
+                 send_error(channel, in_force.error().message);
+                 return std::nullopt;
+             }
+             nlohmann::json e = event_message(Event::ceilings);
+             e["calibration"] = to_json(**in_force);
+             channel.send(e);
+             return std::nullopt;
+         }},
+        {Op::compile, compile_handler(channel, [&] { return device.info(); }, device.language(),
+                                      [&](const std::string& source, const std::vector<std::string>& defines,
+                                          const std::string& arch) {
+                                          return arch.empty() ? device.compile(source, defines)
+                                                              : device.compile_for_arch(source, defines, arch);
+                                      })},
+        {Op::eval,
+         [&](const nlohmann::json& message) -> HandlerOutcome {
+             auto request = eval_request_from_json(message.value("request", nlohmann::json::object()));
+             if (!request) {
+                 send_error(channel, request.error().message);
+                 return std::nullopt;
+             }
+             auto pinned = pinned_ceilings(*request);
+             if (!pinned) {
+                 send_error(channel, pinned.error().message);
+                 return std::nullopt;
+             }
+             ceilings.pin(std::move(*pinned));
+             auto result = runner.evaluate(*request);
+             ceilings.pin(std::nullopt);
+             const bool poisoned = device.is_poisoned();
+             if (!result) {  // kevo's own fault (reference, host memory): an environment error, no verdict
+                 nlohmann::json e = event_message(Event::error);
+                 e["environment"] = true;
+                 e["error"] = result.error().message;
+                 channel.send(e);
+             } else {
+                 nlohmann::json e = event_message(Event::result);
+                 e["result"] = to_json(*result);
+                 e["poisoned"] = poisoned;
+                 channel.send(e);
+             }
+             if (poisoned) return 3;  // the context is unusable; the parent starts a fresh worker
+             return std::nullopt;
+         }},
+    };
+    return serve(channel, handlers, [](const std::string& op) { return fmt::format("unknown op '{}'", op); });
 }
 
 }  // namespace kevo

@@ -3,8 +3,6 @@
 // request starts a fresh worker.
 #pragma once
 
-#include <sys/types.h>
-
 #include <functional>
 #include <memory>
 #include <optional>
@@ -14,15 +12,19 @@
 
 #include "backend/backend.hpp"
 #include "core/expected.hpp"
+#include "core/process.hpp"
 #include "eval/line_channel.hpp"
+#include "eval/protocol.hpp"
 
 namespace kevo {
 
 struct ExchangeOutcome {
-    enum class Kind { reply, killed, crashed };
+    // protocol_error: the worker sent an event or a stage outside the protocol (it was killed).
+    enum class Kind { reply, killed, crashed, protocol_error };
     Kind kind = Kind::reply;
+    Event reply_kind = Event::error;
     nlohmann::json reply;   // the final event (result, calibration, info, error, fatal)
-    std::string detail;     // why it was killed, or how it died
+    std::string detail;     // why it was killed, how it died, or what broke the protocol
 };
 
 class WorkerClient {
@@ -37,13 +39,13 @@ public:
     // Starts the worker if none runs and returns its device. Errors: cannot spawn, no device.
     Expected<DeviceInfo> ensure_started(double startup_timeout_s = 120);
 
-    // Sends `request`; every intermediate event goes to on_event, which may return a reason to
-    // kill the worker (a deadline). Ends at the first event whose "event" is in final_events.
-    ExchangeOutcome exchange(const nlohmann::json& request, const std::vector<std::string>& final_events,
-                             const std::function<std::optional<std::string>(const nlohmann::json* event)>& on_event);
+    // Sends `request`; every intermediate event goes to on_event (nullptr: none arrived within 50 ms),
+    // which may return a reason to kill the worker (a deadline). Ends at the first event in final_events.
+    ExchangeOutcome exchange(const nlohmann::json& request, const std::vector<Event>& final_events,
+                             const std::function<std::optional<std::string>(const WorkerEvent* event)>& on_event);
 
     void kill_worker();
-    bool running() const { return pid_ > 0; }
+    bool running() const { return process_ && !process_->reaped(); }
     int restarts() const { return restarts_; }
 
 private:
@@ -51,16 +53,12 @@ private:
     int device_index_;
     std::string offline_arch_;
     std::string executable_;
-    pid_t pid_ = -1;
+    std::optional<Process> process_;
     std::unique_ptr<LineChannel> channel_;
-    int to_worker_ = -1, from_worker_ = -1;
     std::optional<DeviceInfo> device_;
     int restarts_ = -1;
 
     std::string reap();  // waits for the process and describes how it ended
 };
-
-// Path of the running executable (the worker is this same binary, `kevo worker`).
-std::string self_executable();
 
 }  // namespace kevo

@@ -1,10 +1,8 @@
-// A cell's `kevo run` as a child process of the sweep: in its own process group, so that the
-// terminal's Ctrl-C reaches only the sweep (which passes one SIGINT on: a second would end a run at
-// once); killed with the sweep however the sweep ends (PR_SET_PDEATHSIG), so a `kill -9` of the
-// sweep leaves no run behind; stdin from /dev/null, stdout and stderr to a log file.
+// A cell's `kevo run` as a child process of the sweep (core/process): in its own process group, so
+// that the terminal's Ctrl-C reaches only the sweep (which passes one SIGINT on: a second would end a
+// run at once); killed with the sweep however the sweep ends (PR_SET_PDEATHSIG), so a `kill -9` of
+// the sweep leaves no run behind; stdin from /dev/null, stdout and stderr to a log file.
 #pragma once
-
-#include <sys/types.h>
 
 #include <optional>
 #include <string>
@@ -12,6 +10,7 @@
 #include <vector>
 
 #include "core/expected.hpp"
+#include "core/process.hpp"
 
 namespace kevo {
 
@@ -24,13 +23,12 @@ public:
 
     // The exit status once it has ended (128 + N when signal N ended it); nothing while it runs.
     std::optional<int> poll();
-    void signal(int sig) const;
-    pid_t pid() const { return pid_; }
+    void signal(int sig) const { process_.signal(sig); }
+    pid_t pid() const { return process_.pid(); }
 
 private:
-    explicit ChildProcess(pid_t pid) : pid_(pid) {}
-    pid_t pid_ = -1;
-    std::optional<int> status_;
+    explicit ChildProcess(Process process) : process_(std::move(process)) {}
+    Process process_;
 };
 
 }  // namespace kevo

@@ -1,4 +1,4 @@
-// Running a shell command with some text on its stdin, collecting stdout and stderr, under a
+// Running a shell command (core/process) with some text on its stdin, collecting stdout and stderr, under a
 // deadline: the command gets its own process group, which is killed whole on expiry, on SIGINT or
 // SIGTERM (noticed within a tenth of a second), and after the command exits, so nothing it started in
 // the background outlives it.
