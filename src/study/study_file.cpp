@@ -252,7 +252,7 @@ private:
         auto profile = r.word("profile", kProfileNames);
         if (!profile) return profile.error();
         study_.profile = profile->value_or("");
-        auto backend = r.word("backend", {"auto", "cuda", "opencl"});
+        auto backend = r.word("backend", backend_choices());
         if (!backend) return backend.error();
         study_.backend = backend->value_or("auto");
         auto device = r.integer({"device"}, 0, 1024);
@@ -448,7 +448,7 @@ private:
                 return make_error(fmt::format("{}: [run] from names {} for task {}, a {} file, but the study's backend is {}: "
                                               "give backend = \"{}\" or {} files", path_, from, task, by_suffix,
                                               study_.backend, by_suffix,
-                                              study_.backend == "cuda" ? ".cu" : ".cl"));
+                                              "." + default_language_of(study_.backend).suffix()));
         }
         for (const auto& model : study_.models) {
             for (const auto& task : study_.tasks) {
