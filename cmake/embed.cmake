@@ -1,5 +1,15 @@
 # Embeds text files into the binary as raw string literals and generates the task registry.
 # Every folder tasks/<name>/ holding <name>.cpp is a task; nothing else needs editing to add one.
+# Kernel files are embedded whatever their suffix, so that a newly registered kernel language
+# (src/backend/kernel_language.hpp) needs no edit here: every file but C++ sources and hidden files.
+
+# kevo_embeddable_files(<out_var> <dir>): the file names of <dir> to embed, sorted.
+function(kevo_embeddable_files out_var dir)
+    file(GLOB found LIST_DIRECTORIES false RELATIVE "${dir}" "${dir}/*")
+    list(FILTER found EXCLUDE REGEX "(^\\.|\\.(cpp|hpp)$)")
+    list(SORT found)
+    set(${out_var} "${found}" PARENT_SCOPE)
+endfunction()
 
 function(kevo_raw_literal path out_var)
     file(READ "${path}" text)
@@ -28,8 +38,7 @@ function(kevo_generate_tasks out_cpp out_sources)
         string(SUBSTRING "${task_hash}" 0 16 task_hash)
         string(APPEND decls "std::unique_ptr<Task> make_${name}_task();\n")
         string(APPEND entries "        {\"${name}\", &make_${name}_task, \"${task_hash}\"},\n")
-        file(GLOB shipped RELATIVE "${dir}" "${dir}/*.cu" "${dir}/*.cl" "${dir}/*.md")
-        list(SORT shipped)
+        kevo_embeddable_files(shipped "${dir}")
         foreach(f IN LISTS shipped)
             kevo_raw_literal("${dir}/${f}" literal)
             string(APPEND files "        {\"${name}/${f}\", ${literal}},\n")
@@ -68,10 +77,9 @@ ${files}    };
     set(${out_sources} "${sources}" PARENT_SCOPE)
 endfunction()
 
-# kevo_embed_kernels(<out_cpp> <dir>): every .cu/.cl file of <dir> as builtin_kernel("name.cu").
+# kevo_embed_kernels(<out_cpp> <dir>): every kernel file of <dir>, whatever its language, as builtin_kernel("name.cu").
 function(kevo_embed_kernels out_cpp dir)
-    file(GLOB kernels RELATIVE "${dir}" "${dir}/*.cu" "${dir}/*.cl")
-    list(SORT kernels)
+    kevo_embeddable_files(kernels "${dir}")
     set(files "")
     foreach(f IN LISTS kernels)
         kevo_raw_literal("${dir}/${f}" literal)

@@ -39,7 +39,7 @@ TEST(Answer, TheLastBlockDefiningTheEntryPointIsChosen) {
         "__global__ void k2() { }\n"
         "```\n";
     AnswerRules rules;
-    rules.language = Language::cuda;
+    rules.language = language_named("cuda");
     rules.entry_points = {"heat_step"};
     const ParsedAnswer p = parse_answer(answer, rules);
     ASSERT_TRUE(p.ok) << p.reason;
@@ -48,7 +48,7 @@ TEST(Answer, TheLastBlockDefiningTheEntryPointIsChosen) {
     EXPECT_EQ(p.source.back(), '\n');
     EXPECT_NE(p.reason.find("of 3 kernel blocks"), std::string::npos) << p.reason;
     // Without entry points the last kernel block is the one.
-    EXPECT_EQ(parse_answer(answer, "", Language::cuda).source, "__global__ void k2() { }\n");
+    EXPECT_EQ(parse_answer(answer, "", language_named("cuda")).source, "__global__ void k2() { }\n");
 }
 
 // review-llm M2 "twoblocks": the model quotes the seed (longer), then writes its kernel; the quote
@@ -91,18 +91,18 @@ TEST(Answer, BlockWithoutKernelIgnored) {
         "```python\n"
         "# __kernel void in a python block is an illustration and long enough to win if it counted\n"
         "```\n";
-    const ParsedAnswer p = parse_answer(answer, "", Language::opencl);
+    const ParsedAnswer p = parse_answer(answer, "", language_named("opencl"));
     ASSERT_TRUE(p.ok) << p.reason;
     EXPECT_EQ(p.source, "__kernel void heat_step(__global float* u) { }\n");
 
     // The same block is not a CUDA kernel: nothing usable, and the reason says what was found.
-    const ParsedAnswer q = parse_answer(answer, "", Language::cuda);
+    const ParsedAnswer q = parse_answer(answer, "", language_named("cuda"));
     EXPECT_FALSE(q.ok);
     EXPECT_NE(q.reason.find("OpenCL"), std::string::npos) << q.reason;
 }
 
 TEST(Answer, UntaggedBlockAndKernelVoidSpellingAccepted) {
-    const ParsedAnswer p = parse_answer("```\nkernel void f(global float* a) { a[0] = 1; }\n```", "", Language::opencl);
+    const ParsedAnswer p = parse_answer("```\nkernel void f(global float* a) { a[0] = 1; }\n```", "", language_named("opencl"));
     ASSERT_TRUE(p.ok) << p.reason;
     EXPECT_EQ(p.source, "kernel void f(global float* a) { a[0] = 1; }\n");
 }
@@ -124,7 +124,7 @@ TEST(Answer, EditsAppliedInOrder) {
         "    u_out[y * nx + x] = c;\n"
         ">>>>>>> REPLACE\n"
         "```\n";
-    const ParsedAnswer p = parse_answer(answer, kPrevious, Language::opencl);
+    const ParsedAnswer p = parse_answer(answer, kPrevious, language_named("opencl"));
     ASSERT_TRUE(p.ok) << p.reason;
     EXPECT_NE(p.reason.find("2"), std::string::npos) << p.reason;
     std::string expected = kPrevious;
@@ -141,7 +141,7 @@ TEST(Answer, EditThatDeletesLines) {
         "    if (x >= nx || y >= ny) return;\n"
         "=======\n"
         ">>>>>>> REPLACE\n";
-    const ParsedAnswer p = parse_answer(answer, kPrevious, Language::opencl);
+    const ParsedAnswer p = parse_answer(answer, kPrevious, language_named("opencl"));
     ASSERT_TRUE(p.ok) << p.reason;
     EXPECT_EQ(p.source.find("return;"), std::string::npos);
     EXPECT_NE(p.source.find("get_global_id(1);\n    u_out"), std::string::npos);
@@ -159,7 +159,7 @@ TEST(Answer, EditWithAbsentSearchTextRejected) {
         "=======\n"
         "    whatever;\n"
         ">>>>>>> REPLACE\n";
-    const ParsedAnswer p = parse_answer(answer, kPrevious, Language::opencl);
+    const ParsedAnswer p = parse_answer(answer, kPrevious, language_named("opencl"));
     EXPECT_FALSE(p.ok);
     EXPECT_TRUE(p.source.empty());
     EXPECT_NE(p.reason.find("edit 2"), std::string::npos) << p.reason;
@@ -175,24 +175,24 @@ TEST(Answer, EditWithAmbiguousSearchTextRejected) {
         "    const uint x = get_global_id(0) * 2;\n"
         ">>>>>>> REPLACE\n";
     const std::string doubled = kPrevious + kPrevious;
-    const ParsedAnswer p = parse_answer(answer, doubled, Language::opencl);
+    const ParsedAnswer p = parse_answer(answer, doubled, language_named("opencl"));
     EXPECT_FALSE(p.ok);
     EXPECT_NE(p.reason.find("edit 1"), std::string::npos) << p.reason;
     EXPECT_NE(p.reason.find("2 places"), std::string::npos) << p.reason;
     // A SEARCH text that is only part of a line does not match mid-line.
     const ParsedAnswer q = parse_answer("<<<<<<< SEARCH\nget_global_id(0);\n=======\nx\n>>>>>>> REPLACE\n", kPrevious,
-                                        Language::opencl);
+                                        language_named("opencl"));
     EXPECT_FALSE(q.ok);
 }
 
 TEST(Answer, EditsWithoutPreviousSourceRejected) {
-    const ParsedAnswer p = parse_answer("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n", "", Language::cuda);
+    const ParsedAnswer p = parse_answer("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE\n", "", language_named("cuda"));
     EXPECT_FALSE(p.ok);
     EXPECT_NE(p.reason.find("no previous source"), std::string::npos) << p.reason;
 }
 
 TEST(Answer, UnterminatedEditRejected) {
-    const ParsedAnswer p = parse_answer("<<<<<<< SEARCH\na\n=======\nb\n", kPrevious, Language::cuda);
+    const ParsedAnswer p = parse_answer("<<<<<<< SEARCH\na\n=======\nb\n", kPrevious, language_named("cuda"));
     EXPECT_FALSE(p.ok);
     EXPECT_NE(p.reason.find("REPLACE"), std::string::npos) << p.reason;
 }
@@ -200,28 +200,28 @@ TEST(Answer, UnterminatedEditRejected) {
 TEST(Answer, ProseOnlyIsNotOk) {
     const ParsedAnswer p = parse_answer(
         "I would use shared memory tiles and a larger block, which should improve reuse of the halo cells.",
-        kPrevious, Language::opencl);
+        kPrevious, language_named("opencl"));
     EXPECT_FALSE(p.ok);
     EXPECT_TRUE(p.source.empty());
     EXPECT_EQ(p.reason, "no fenced code block with a kernel and no edits");
 }
 
 TEST(Answer, TruncatedFenceNamed) {
-    const ParsedAnswer p = parse_answer("```cuda\n__global__ void k(float* a) {\n  a[0] = 1;\n", "", Language::cuda);
+    const ParsedAnswer p = parse_answer("```cuda\n__global__ void k(float* a) {\n  a[0] = 1;\n", "", language_named("cuda"));
     EXPECT_FALSE(p.ok);
     EXPECT_NE(p.reason.find("never closed"), std::string::npos) << p.reason;
 }
 
 TEST(Answer, CrlfAnswersWork) {
     const std::string fenced = "Answer:\r\n```cuda\r\n__global__ void k(float* a) {\r\n  a[0] = 1;\r\n}\r\n```\r\n";
-    const ParsedAnswer p = parse_answer(fenced, "", Language::cuda);
+    const ParsedAnswer p = parse_answer(fenced, "", language_named("cuda"));
     ASSERT_TRUE(p.ok) << p.reason;
     EXPECT_EQ(p.source, "__global__ void k(float* a) {\n  a[0] = 1;\n}\n");
 
     // CRLF edits against an LF source, and an LF edit against a CRLF source.
     const std::string edit =
         "<<<<<<< SEARCH\r\n    if (x >= nx || y >= ny) return;\r\n=======\r\n    if (x >= nx) return;\r\n>>>>>>> REPLACE\r\n";
-    const ParsedAnswer q = parse_answer(edit, kPrevious, Language::opencl);
+    const ParsedAnswer q = parse_answer(edit, kPrevious, language_named("opencl"));
     ASSERT_TRUE(q.ok) << q.reason;
     EXPECT_NE(q.source.find("    if (x >= nx) return;\n"), std::string::npos);
     EXPECT_EQ(q.source.find('\r'), std::string::npos);
@@ -230,7 +230,7 @@ TEST(Answer, CrlfAnswersWork) {
     for (char c : kPrevious) crlf_previous += c == '\n' ? std::string("\r\n") : std::string(1, c);
     const std::string lf_edit =
         "<<<<<<< SEARCH\n    if (x >= nx || y >= ny) return;\n=======\n    if (y >= ny) return;\n>>>>>>> REPLACE\n";
-    const ParsedAnswer r = parse_answer(lf_edit, crlf_previous, Language::opencl);
+    const ParsedAnswer r = parse_answer(lf_edit, crlf_previous, language_named("opencl"));
     ASSERT_TRUE(r.ok) << r.reason;
     EXPECT_NE(r.source.find("    if (y >= ny) return;\n"), std::string::npos);
 }
@@ -248,7 +248,7 @@ TEST(Answer, ReasoningSectionsAreNotTheAnswer) {
         const std::string answer = fmt::format("<{0}>Let me try:\n```cuda\n{1}```\nNo, that drops y.</{0}>\n"
                                                "Here is the kernel:\n```cuda\n{2}```\n",
                                                tag, draft, final_kernel);
-        const ParsedAnswer p = parse_answer(answer, "", Language::cuda);
+        const ParsedAnswer p = parse_answer(answer, "", language_named("cuda"));
         ASSERT_TRUE(p.ok) << tag << ": " << p.reason;
         EXPECT_EQ(p.source, final_kernel) << tag;
     }
@@ -256,12 +256,12 @@ TEST(Answer, ReasoningSectionsAreNotTheAnswer) {
 
 TEST(Answer, AnswersThatAreAllReasoningSaySo) {
     const ParsedAnswer unclosed = parse_answer("<think>\n```cuda\n__global__ void k(float* a) { a[0] = 1; }\n```\n"
-                                               "still thinking", "", Language::cuda);
+                                               "still thinking", "", language_named("cuda"));
     EXPECT_FALSE(unclosed.ok);
     EXPECT_NE(unclosed.reason.find("never closed"), std::string::npos) << unclosed.reason;
 
     const ParsedAnswer only_draft = parse_answer("<think>```cuda\n__global__ void k(float* a) { a[0] = 1; }\n```</think>"
-                                                 "I could not finish.", "", Language::cuda);
+                                                 "I could not finish.", "", language_named("cuda"));
     EXPECT_FALSE(only_draft.ok);
     EXPECT_NE(only_draft.reason.find("outside the reasoning"), std::string::npos) << only_draft.reason;
 
@@ -269,7 +269,7 @@ TEST(Answer, AnswersThatAreAllReasoningSaySo) {
     const std::string edit_answer =
         "<think><<<<<<< SEARCH\n    if (x >= nx || y >= ny) return;\n=======\n    return;\n>>>>>>> REPLACE\n</think>\n"
         "<<<<<<< SEARCH\n    if (x >= nx || y >= ny) return;\n=======\n    if (x >= nx) return;\n>>>>>>> REPLACE\n";
-    const ParsedAnswer edits = parse_answer(edit_answer, kPrevious, Language::opencl);
+    const ParsedAnswer edits = parse_answer(edit_answer, kPrevious, language_named("opencl"));
     ASSERT_TRUE(edits.ok) << edits.reason;
     EXPECT_NE(edits.source.find("    if (x >= nx) return;\n"), std::string::npos) << edits.source;
 }

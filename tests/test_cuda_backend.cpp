@@ -62,7 +62,7 @@ Expected<CompileOutcome> compile_offline(Backend& backend, const char* source,
 TEST(CudaBackendOffline, CompilesValidKernel) {
     auto backend = cuda_backend();
     EXPECT_EQ(backend->name(), "cuda");
-    EXPECT_EQ(backend->language(), Language::cuda);
+    EXPECT_EQ(backend->language(), language_named("cuda"));
     EXPECT_EQ(backend->default_offline_arch(), "sm_90");
     auto outcome = compile_offline(*backend, kSaxpy);
     SKIP_WITHOUT_NVRTC(outcome);

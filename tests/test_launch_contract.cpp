@@ -81,37 +81,37 @@ TEST(LaunchContract, TargetParsesOneArchitectureSpecificTarget) {
 
 TEST(LaunchContract, TargetResolvesOnlyOnADeviceOfThatCapability) {
     const auto d = parse_ok("// kevo: target sm_90a\n");
-    auto on_hopper = resolve_target(d, Language::cuda, "sm_90");
+    auto on_hopper = resolve_target(d, language_named("cuda"), "sm_90");
     ASSERT_TRUE(on_hopper) << on_hopper.error().message;
     EXPECT_EQ(*on_hopper, "sm_90a");
     // An offline compile for sm_90a already is the same capability.
-    auto offline = resolve_target(d, Language::cuda, "sm_90a");
+    auto offline = resolve_target(d, language_named("cuda"), "sm_90a");
     ASSERT_TRUE(offline);
     EXPECT_EQ(*offline, "sm_90a");
 
-    auto on_ampere = resolve_target(d, Language::cuda, "sm_80");
+    auto on_ampere = resolve_target(d, language_named("cuda"), "sm_80");
     ASSERT_FALSE(on_ampere);
     const auto& m = on_ampere.error().message;
     EXPECT_NE(m.find("compute capability 9.0"), std::string::npos) << m;
     EXPECT_NE(m.find("sm_80 (compute capability 8.0)"), std::string::npos) << m;
     EXPECT_NE(m.find("line 1"), std::string::npos) << m;
-    EXPECT_FALSE(resolve_target(d, Language::cuda, "sm_100"));
+    EXPECT_FALSE(resolve_target(d, language_named("cuda"), "sm_100"));
 
     // No target: the device's own architecture (empty = no override).
-    auto own = resolve_target(parse_ok("// kevo: launch saxpy block=64\n"), Language::cuda, "sm_80");
+    auto own = resolve_target(parse_ok("// kevo: launch saxpy block=64\n"), language_named("cuda"), "sm_80");
     ASSERT_TRUE(own);
     EXPECT_EQ(*own, "");
 }
 
 TEST(LaunchContract, OpenclRefusesTargetAndSmemWithAMessage) {
-    auto target = resolve_target(parse_ok("// kevo: target sm_90a\n"), Language::opencl, "OpenCL C 3.0");
+    auto target = resolve_target(parse_ok("// kevo: target sm_90a\n"), language_named("opencl"), "OpenCL C 3.0");
     ASSERT_FALSE(target);
     EXPECT_NE(target.error().message.find("CUDA-only"), std::string::npos) << target.error().message;
-    auto smem = resolve_target(parse_ok("\n// kevo: launch saxpy smem=4096\n"), Language::opencl, "OpenCL C 3.0");
+    auto smem = resolve_target(parse_ok("\n// kevo: launch saxpy smem=4096\n"), language_named("opencl"), "OpenCL C 3.0");
     ASSERT_FALSE(smem);
     EXPECT_NE(smem.error().message.find("line 2"), std::string::npos) << smem.error().message;
     EXPECT_NE(smem.error().message.find("__local"), std::string::npos) << smem.error().message;
-    EXPECT_TRUE(resolve_target(parse_ok("// kevo: launch saxpy block=64\n"), Language::opencl, "OpenCL C 3.0"));
+    EXPECT_TRUE(resolve_target(parse_ok("// kevo: launch saxpy block=64\n"), language_named("opencl"), "OpenCL C 3.0"));
 }
 
 DeviceInfo hopper_like() {
@@ -141,11 +141,11 @@ TEST(LaunchContract, ValidateChecksStaticPlusDynamicSharedAgainstTheOptInLimit) 
 TEST(LaunchContract, TensorCoreHeadersAreOnTheCudaAllowList) {
     const std::string kernel = "extern \"C\" __global__ void k(float* x) { x[0] = 1.0f; }\n";
     for (const char* header : {"mma.h", "cuda_fp8.h", "cuda_fp16.h", "cuda_bf16.h"}) {
-        const auto scan = scan_source(std::string("#include <") + header + ">\n" + kernel, Language::cuda);
+        const auto scan = scan_source(std::string("#include <") + header + ">\n" + kernel, language_named("cuda"));
         EXPECT_TRUE(scan.accepted) << header << ": " << scan.reason;
-        EXPECT_FALSE(scan_source(std::string("#include <") + header + ">\n" + kernel, Language::opencl).accepted) << header;
+        EXPECT_FALSE(scan_source(std::string("#include <") + header + ">\n" + kernel, language_named("opencl")).accepted) << header;
     }
-    EXPECT_FALSE(scan_source("#include <crt/mma.h>\n" + kernel, Language::cuda).accepted);
+    EXPECT_FALSE(scan_source("#include <crt/mma.h>\n" + kernel, language_named("cuda")).accepted);
 }
 
 // ---- through the real binary, NVRTC compile-only (no GPU needed) ----

@@ -167,7 +167,7 @@ TEST(LiteLlmProxy, FailuresAreClassifiedAndDeadlinesKept) {
     ASSERT_TRUE(problem.empty()) << problem;
     kevo::TaskSpec spec;
     spec.name = "heat2d";
-    spec.kernels = {{"heat_step", "", "__kernel void heat_step(__global const float* u_in)", 2, kevo::Dim3{16, 16, 1}}};
+    spec.kernels = {{"heat_step", {kevo::sig::const_ptr("u_in", kevo::ParamType::f32)}, 2, kevo::Dim3{16, 16, 1}}};
     kevo::ProposalContext context;
     context.spec = &spec;
     context.incumbent.source = std::string(kevo::task_file("heat2d", "seed.cl"));

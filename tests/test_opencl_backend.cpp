@@ -81,7 +81,7 @@ TEST_F(OpenclBackendTest, ProbeDescribesDevicesStably) {
         EXPECT_EQ(d.max_grid[axis], (1ull << 31) - 1);
     }
     EXPECT_EQ(device_->info().name, d.name);
-    EXPECT_EQ(device_->language(), Language::opencl);
+    EXPECT_EQ(device_->language(), language_named("opencl"));
 
     auto again = backend_->probe();
     ASSERT_EQ(again.size(), devices_.size());

@@ -22,8 +22,8 @@ TaskSpec make_spec() {
     s.model = "8 B per cell per step";
     s.tolerance = "max |err| <= 1e-4";
     s.kernels = {{"heat_step",
-                  "extern \"C\" __global__ void heat_step(const float* u_in, float* u_out, unsigned nx, unsigned ny, float alpha)",
-                  "__kernel void heat_step(__global const float* u_in, __global float* u_out, uint nx, uint ny, float alpha)",
+                  {sig::const_ptr("u_in", ParamType::f32), sig::ptr("u_out", ParamType::f32), sig::value("nx", ParamType::u32),
+                   sig::value("ny", ParamType::u32), sig::value("alpha", ParamType::f32)},
                   2, Dim3{16, 16, 1}}};
     const auto size = [](const char* label, bool heldout) { return SizeSpec{label, heldout, {}}; };
     s.profiles["small"] = {size("64x64x10", false), size("96x80x10", false), size(kHeldout, true)};
@@ -59,7 +59,7 @@ struct Fixture {
 
     Fixture() {
         context.spec = &spec;
-        context.language = Language::opencl;
+        context.language = language_named("opencl");
         context.brief = "# heat2d brief\nA field advances one explicit Euler step.\n";
         context.device.backend = "opencl";
         context.device.name = "pthread-haswell-AMD EPYC";
@@ -99,8 +99,8 @@ TEST(Prompt, HoldsSignaturesGeometryDeviceAndCeilings) {
     const std::string p = build_prompt(f.context);
     EXPECT_NE(p.find("# heat2d brief"), std::string::npos);
     EXPECT_NE(p.find("OpenCL C"), std::string::npos);
-    EXPECT_NE(p.find(f.spec.kernels[0].opencl_signature), std::string::npos);
-    EXPECT_EQ(p.find(f.spec.kernels[0].cuda_signature), std::string::npos);
+    EXPECT_NE(p.find(signature_text(f.spec.kernels[0], language_named("opencl"))), std::string::npos);
+    EXPECT_EQ(p.find(signature_text(f.spec.kernels[0], language_named("cuda"))), std::string::npos);
     // Geometry in force from the incumbent's resources, and the launch contract.
     EXPECT_NE(p.find("heat_step: block=32,8 per_thread=1,4"), std::string::npos) << p;
     EXPECT_NE(p.find("TILE=32"), std::string::npos);
@@ -123,9 +123,9 @@ TEST(Prompt, HoldsSignaturesGeometryDeviceAndCeilings) {
 
 TEST(Prompt, CudaPromptUsesCudaSignature) {
     Fixture f;
-    f.context.language = Language::cuda;
+    f.context.language = language_named("cuda");
     const std::string p = build_prompt(f.context);
-    EXPECT_NE(p.find(f.spec.kernels[0].cuda_signature), std::string::npos);
+    EXPECT_NE(p.find(signature_text(f.spec.kernels[0], language_named("cuda"))), std::string::npos);
     EXPECT_NE(p.find("CUDA C++"), std::string::npos);
 }
 
@@ -182,7 +182,7 @@ TEST(Prompt, WorstIndexOfFailingSize) {
     // Same source as the incumbent: not repeated, but said.
     EXPECT_NE(p.find("Its source is the incumbent's"), std::string::npos);
 
-    const std::string d = describe_attempt(prev, Language::opencl);
+    const std::string d = describe_attempt(prev, language_named("opencl"));
     EXPECT_NE(d.find("worst at flat index 7679"), std::string::npos);
 }
 
@@ -215,7 +215,7 @@ TEST(Prompt, NeverAHeldOutLabel) {
     EXPECT_NE(p.find("64x64x10: correct"), std::string::npos);
 
     // describe_attempt alone filters too.
-    const std::string d = describe_attempt(prev, Language::opencl);
+    const std::string d = describe_attempt(prev, language_named("opencl"));
     EXPECT_EQ(d.find(kHeldout), std::string::npos) << d;
     EXPECT_EQ(d.find("31337"), std::string::npos);
 }

@@ -59,14 +59,13 @@ struct Context {
         spec.regime = "R1 stencil";
         spec.model = "8 B per cell per step";
         spec.kernels = {{"heat_step",
-                         "extern \"C\" __global__ void heat_step(const float* u_in, float* u_out, unsigned nx, "
-                         "unsigned ny, float alpha)",
-                         "__kernel void heat_step(__global const float* u_in, __global float* u_out, uint nx, "
-                         "uint ny, float alpha)",
+                         {sig::const_ptr("u_in", ParamType::f32), sig::ptr("u_out", ParamType::f32),
+                          sig::value("nx", ParamType::u32), sig::value("ny", ParamType::u32),
+                          sig::value("alpha", ParamType::f32)},
                          2, Dim3{16, 16, 1}}};
         spec.profiles["small"] = {SizeSpec{"64x64x10", false, {}}, SizeSpec{"100x75x15", true, {}}};
         context.spec = &spec;
-        context.language = Language::cuda;
+        context.language = language_named("cuda");
         context.profile = "small";
         context.brief = "heat2d brief";
         context.iteration = 1;
@@ -223,7 +222,7 @@ TEST(Proposers, LlmValidKernelCountsTokensAndCost) {
     EXPECT_NEAR(p.cost_usd, 1200 * 2.0 / 1e6 + 300 * 8.0 / 1e6, 1e-12);
     const std::string user = build_prompt(c.context);
     EXPECT_NE(p.prompt.find(user), std::string::npos);
-    EXPECT_NE(p.prompt.find(llm_system_message(Language::cuda)), std::string::npos);
+    EXPECT_NE(p.prompt.find(llm_system_message(language_named("cuda"))), std::string::npos);
 
     // What the endpoint received.
     const auto requests = server.requests();
@@ -236,7 +235,7 @@ TEST(Proposers, LlmValidKernelCountsTokensAndCost) {
     EXPECT_EQ(j.at("max_tokens"), 1234);
     ASSERT_EQ(j.at("messages").size(), 2u);
     EXPECT_EQ(j["messages"][0].at("role"), "system");
-    EXPECT_EQ(j["messages"][0].at("content"), llm_system_message(Language::cuda));
+    EXPECT_EQ(j["messages"][0].at("content"), llm_system_message(language_named("cuda")));
     EXPECT_EQ(j["messages"][1].at("role"), "user");
     EXPECT_EQ(j["messages"][1].at("content"), user);
 }

@@ -31,7 +31,7 @@ public:
     explicit CountingTask(double sleep_seconds) : sleep_seconds_(sleep_seconds) {
         spec_.name = "unit_counting_task";  // not a registered task: its source hash is empty
         spec_.regime = "test";
-        spec_.kernels.push_back(KernelSpec{"k", "", "", 1, Dim3{64, 1, 1}});
+        spec_.kernels.push_back(KernelSpec{"k", {}, 1, Dim3{64, 1, 1}});
         spec_.profiles["small"] = {SizeSpec{"16", false, {{"n", 16}}}};
     }
 

@@ -14,7 +14,22 @@ namespace {
 const char* kHeatCl = "__kernel void heat_step(__global const float* u_in, __global float* u_out, uint nx, uint ny, float alpha)";
 const char* kHeatCu = "extern \"C\" __global__ void heat_step(const float* u_in, float* u_out, unsigned nx, unsigned ny, float alpha)";
 
-KernelSpec heat_step() { return KernelSpec{"heat_step", kHeatCu, kHeatCl, 2, Dim3{16, 16, 1}}; }
+KernelSpec heat_step() {
+    return KernelSpec{"heat_step",
+                      {sig::const_ptr("u_in", ParamType::f32), sig::ptr("u_out", ParamType::f32), sig::value("nx", ParamType::u32),
+                       sig::value("ny", ParamType::u32), sig::value("alpha", ParamType::f32)},
+                      2,
+                      Dim3{16, 16, 1}};
+}
+
+// The one neutral signature renders as each language's declaration.
+TEST(SignatureCheck, TheNeutralSignatureRendersInEachLanguage) {
+    EXPECT_EQ(signature_text(heat_step(), language_named("opencl")), kHeatCl);
+    EXPECT_EQ(signature_text(heat_step(), language_named("cuda")), kHeatCu);
+    KernelSpec undeclared = heat_step();
+    undeclared.params.clear();
+    EXPECT_EQ(signature_text(undeclared, language_named("cuda")), "");
+}
 
 KernelParam cl_param(std::string space, std::string type, std::string name, bool is_const = false) {
     KernelParam p;
@@ -60,17 +75,17 @@ TEST(SignatureCheck, TheTasksOwnOpenclSignatureMatches) {
     const auto right = detailed({cl_param("global", "float*", "u_in", true), cl_param("global", "float*", "u_out"),
                                  cl_param("private", "uint", "nx"), cl_param("private", "uint", "ny"),
                                  cl_param("private", "float", "alpha")});
-    EXPECT_EQ(signature_mismatch(heat_step(), Language::opencl, right), std::nullopt);
+    EXPECT_EQ(signature_mismatch(heat_step(), language_named("opencl"), right), std::nullopt);
     // Names, const and the integers' sign do not matter: `int ny` reads the bits the task passes.
     auto renamed = right;
     renamed.params[0] = cl_param("global", "float*", "in");
     renamed.params[3] = cl_param("private", "int", "height");
-    EXPECT_EQ(signature_mismatch(heat_step(), Language::opencl, renamed), std::nullopt);
+    EXPECT_EQ(signature_mismatch(heat_step(), language_named("opencl"), renamed), std::nullopt);
 }
 
 TEST(SignatureCheck, AWrongOpenclSignatureNamesBoth) {
     const auto wrong = detailed({cl_param("global", "float*", "u"), cl_param("private", "int", "nx")});
-    const auto message = signature_mismatch(heat_step(), Language::opencl, wrong);
+    const auto message = signature_mismatch(heat_step(), language_named("opencl"), wrong);
     ASSERT_TRUE(message);
     EXPECT_EQ(*message, "kernel 'heat_step' takes (global float* u, int nx) but the task passes (global const float* u_in, "
                         "global float* u_out, uint nx, uint ny, float alpha)");
@@ -82,40 +97,40 @@ TEST(SignatureCheck, OpenclTypeAndAddressSpaceMismatchesAreFaults) {
                           cl_param("private", "float", "alpha")});
     auto scalar_type = base;
     scalar_type.params[4] = cl_param("private", "uint", "alpha");  // a float read as an integer
-    EXPECT_TRUE(signature_mismatch(heat_step(), Language::opencl, scalar_type));
+    EXPECT_TRUE(signature_mismatch(heat_step(), language_named("opencl"), scalar_type));
     auto element = base;
     element.params[1] = cl_param("global", "uint*", "u_out");  // floats read as integers
-    EXPECT_TRUE(signature_mismatch(heat_step(), Language::opencl, element));
+    EXPECT_TRUE(signature_mismatch(heat_step(), language_named("opencl"), element));
     auto vectorised = base;  // the same float buffer, read four at a time
     vectorised.params[1] = cl_param("global", "float4*", "u_out");
-    EXPECT_EQ(signature_mismatch(heat_step(), Language::opencl, vectorised), std::nullopt);
+    EXPECT_EQ(signature_mismatch(heat_step(), language_named("opencl"), vectorised), std::nullopt);
     auto space = base;
     space.params[0] = cl_param("constant", "float*", "u_in", true);
-    EXPECT_TRUE(signature_mismatch(heat_step(), Language::opencl, space));
+    EXPECT_TRUE(signature_mismatch(heat_step(), language_named("opencl"), space));
     auto pointer = base;
     pointer.params[2] = cl_param("global", "uint*", "nx");
-    EXPECT_TRUE(signature_mismatch(heat_step(), Language::opencl, pointer));
+    EXPECT_TRUE(signature_mismatch(heat_step(), language_named("opencl"), pointer));
 }
 
 TEST(SignatureCheck, WithoutKernelArgInfoOnlyTheCountIsCompared) {
     KernelParams counted{true, false, std::vector<KernelParam>(5)};
-    EXPECT_EQ(signature_mismatch(heat_step(), Language::opencl, counted), std::nullopt);
+    EXPECT_EQ(signature_mismatch(heat_step(), language_named("opencl"), counted), std::nullopt);
     counted.params.resize(2);
-    const auto message = signature_mismatch(heat_step(), Language::opencl, counted);
+    const auto message = signature_mismatch(heat_step(), language_named("opencl"), counted);
     ASSERT_TRUE(message);
     EXPECT_NE(message->find("takes 2 parameters but the task passes 5: (global const float* u_in"), std::string::npos) << *message;
     // A backend that cannot list the parameters compares nothing.
-    EXPECT_EQ(signature_mismatch(heat_step(), Language::opencl, KernelParams{}), std::nullopt);
+    EXPECT_EQ(signature_mismatch(heat_step(), language_named("opencl"), KernelParams{}), std::nullopt);
 }
 
 TEST(SignatureCheck, CudaComparesCountAndSizes) {
-    EXPECT_EQ(signature_mismatch(heat_step(), Language::cuda, cuda_sizes({8, 8, 4, 4, 4})), std::nullopt);
-    const auto fewer = signature_mismatch(heat_step(), Language::cuda, cuda_sizes({8, 4}));
+    EXPECT_EQ(signature_mismatch(heat_step(), language_named("cuda"), cuda_sizes({8, 8, 4, 4, 4})), std::nullopt);
+    const auto fewer = signature_mismatch(heat_step(), language_named("cuda"), cuda_sizes({8, 4}));
     ASSERT_TRUE(fewer);
     EXPECT_EQ(*fewer, "kernel 'heat_step' takes 2 parameters (8 B, 4 B) but the task passes 5: (const float* u_in [8 B], "
                       "float* u_out [8 B], uint nx [4 B], uint ny [4 B], float alpha [4 B])");
     // Five parameters, but a pointer where the task passes a float: the sizes differ.
-    EXPECT_TRUE(signature_mismatch(heat_step(), Language::cuda, cuda_sizes({8, 8, 4, 4, 8})));
+    EXPECT_TRUE(signature_mismatch(heat_step(), language_named("cuda"), cuda_sizes({8, 8, 4, 4, 8})));
 }
 
 // Every task's declared signatures parse to as many parameters as its cases pass to the kernel.
@@ -128,13 +143,13 @@ TEST(SignatureCheck, EveryTasksDeclaredSignaturesMatchTheArgumentsItPasses) {
         for (const auto& launch : c.launches) {
             const auto k = std::find_if(spec.kernels.begin(), spec.kernels.end(), [&](const KernelSpec& s) { return s.name == launch.kernel; });
             ASSERT_NE(k, spec.kernels.end()) << name << ": " << launch.kernel;
-            for (const auto* declared : {&k->opencl_signature, &k->cuda_signature}) {
-                const auto params = parse_signature(*declared);
-                ASSERT_EQ(params.size(), launch.args.size()) << name << ": " << *declared;
+            for (const std::string& declared : {signature_text(*k, language_named("opencl")), signature_text(*k, language_named("cuda"))}) {
+                const auto params = parse_signature(declared);
+                ASSERT_EQ(params.size(), launch.args.size()) << name << ": " << declared;
                 for (size_t i = 0; i < params.size(); ++i) {
                     const auto kind = launch.args[i].kind;
-                    EXPECT_EQ(params[i].pointer, kind == ArgRef::Kind::buffer) << name << ": " << *declared << " #" << i;
-                    if (kind == ArgRef::Kind::f32) EXPECT_EQ(params[i].type, "float") << name << ": " << *declared << " #" << i;
+                    EXPECT_EQ(params[i].pointer, kind == ArgRef::Kind::buffer) << name << ": " << declared << " #" << i;
+                    if (kind == ArgRef::Kind::f32) EXPECT_EQ(params[i].type, "float") << name << ": " << declared << " #" << i;
                     if (kind == ArgRef::Kind::u32) EXPECT_TRUE(params[i].type == "uint" || params[i].type == "int") << name << " #" << i;
                 }
             }

@@ -41,53 +41,53 @@ void expect_accepted(const std::string& source, Language language) {
 // ---- includes ----
 
 TEST(StaticScan, RefusesAnIncludeOfAnAbsolutePath) {
-    expect_refused(std::string(kCudaKernel) + "#include \"/etc/passwd\"\n", Language::cuda, 2, "/etc/passwd");
-    expect_refused(std::string(kOpenclKernel) + "\n#include \"/etc/passwd\"\n", Language::opencl, 3, "/etc/passwd");
+    expect_refused(std::string(kCudaKernel) + "#include \"/etc/passwd\"\n", language_named("cuda"), 2, "/etc/passwd");
+    expect_refused(std::string(kOpenclKernel) + "\n#include \"/etc/passwd\"\n", language_named("opencl"), 3, "/etc/passwd");
 }
 
 TEST(StaticScan, RefusesSystemHeadersInOpencl) {
-    expect_refused("#include <stdio.h>\n" + std::string(kOpenclKernel), Language::opencl, 1, "stdio.h");
+    expect_refused("#include <stdio.h>\n" + std::string(kOpenclKernel), language_named("opencl"), 1, "stdio.h");
     // The CUDA allow-list does not carry over to OpenCL.
-    expect_refused("#include <cuda_fp16.h>\n" + std::string(kOpenclKernel), Language::opencl, 1);
-    EXPECT_TRUE(include_allow_list(Language::opencl).empty());
+    expect_refused("#include <cuda_fp16.h>\n" + std::string(kOpenclKernel), language_named("opencl"), 1);
+    EXPECT_TRUE(include_allow_list(language_named("opencl")).empty());
 }
 
 TEST(StaticScan, RefusesSpacedDirectives) {
-    expect_refused("# include \"x\"\n", Language::cuda, 1, "include");
-    expect_refused(std::string(kCudaKernel) + "  #\t include   \"x\"\n", Language::cuda, 2, "include");
+    expect_refused("# include \"x\"\n", language_named("cuda"), 1, "include");
+    expect_refused(std::string(kCudaKernel) + "  #\t include   \"x\"\n", language_named("cuda"), 2, "include");
 }
 
 TEST(StaticScan, RefusesALineSplicedDirective) {
     // The refusal names the line of the '#', where the logical line starts.
-    expect_refused(std::string(kCudaKernel) + "#\\\ninclude \"x\"\n", Language::cuda, 2, "include");
-    expect_refused("#inc\\\nlude \"x\"\n" + std::string(kCudaKernel), Language::cuda, 1, "include");
-    expect_refused("#\\\r\ninclude \"x\"\n", Language::opencl, 1, "include");
+    expect_refused(std::string(kCudaKernel) + "#\\\ninclude \"x\"\n", language_named("cuda"), 2, "include");
+    expect_refused("#inc\\\nlude \"x\"\n" + std::string(kCudaKernel), language_named("cuda"), 1, "include");
+    expect_refused("#\\\r\ninclude \"x\"\n", language_named("opencl"), 1, "include");
     // Line numbers after a splice stay right.
-    expect_refused("int a = 1 + \\\n 2;\n#include \"x\"\n", Language::opencl, 3);
+    expect_refused("int a = 1 + \\\n 2;\n#include \"x\"\n", language_named("opencl"), 3);
 }
 
 TEST(StaticScan, RefusesDigraphAndTrigraphSpellings) {
-    expect_refused("%:include \"x\"\n", Language::cuda, 1, "include");
-    expect_refused(std::string(kOpenclKernel) + "?\?=include \"x\"\n", Language::opencl, 2, "include");
+    expect_refused("%:include \"x\"\n", language_named("cuda"), 1, "include");
+    expect_refused(std::string(kOpenclKernel) + "?\?=include \"x\"\n", language_named("opencl"), 2, "include");
 }
 
 TEST(StaticScan, RefusesDirectivesBehindComments) {
-    expect_refused("/**/#include \"x\"\n", Language::cuda, 1, "include");
-    expect_refused("#/* hidden */include \"x\"\n", Language::cuda, 1, "include");
-    expect_refused("/* a comment\n   over two lines */ #include \"x\"\n", Language::opencl, 2, "include");
+    expect_refused("/**/#include \"x\"\n", language_named("cuda"), 1, "include");
+    expect_refused("#/* hidden */include \"x\"\n", language_named("cuda"), 1, "include");
+    expect_refused("/* a comment\n   over two lines */ #include \"x\"\n", language_named("opencl"), 2, "include");
 }
 
 TEST(StaticScan, RefusesMacroAndOtherIncludeForms) {
-    expect_refused("#define HEADER \"/etc/passwd\"\n#include HEADER\n", Language::cuda, 2, "HEADER");
-    expect_refused("#include\n", Language::cuda, 1);
-    expect_refused("#include_next <stdio.h>\n", Language::cuda, 1);
-    expect_refused("#import \"x\"\n", Language::cuda, 1);
-    expect_refused("#embed \"/etc/passwd\"\n", Language::opencl, 1);
+    expect_refused("#define HEADER \"/etc/passwd\"\n#include HEADER\n", language_named("cuda"), 2, "HEADER");
+    expect_refused("#include\n", language_named("cuda"), 1);
+    expect_refused("#include_next <stdio.h>\n", language_named("cuda"), 1);
+    expect_refused("#import \"x\"\n", language_named("cuda"), 1);
+    expect_refused("#embed \"/etc/passwd\"\n", language_named("opencl"), 1);
 }
 
 TEST(StaticScan, RefusesHasInclude) {
-    expect_refused("#if __has_include(\"/etc/passwd\")\n#endif\n", Language::cuda, 1, "__has_include");
-    expect_refused(std::string(kOpenclKernel) + "#if defined(__has_include)\n#endif\n", Language::opencl, 2);
+    expect_refused("#if __has_include(\"/etc/passwd\")\n#endif\n", language_named("cuda"), 1, "__has_include");
+    expect_refused(std::string(kOpenclKernel) + "#if defined(__has_include)\n#endif\n", language_named("opencl"), 2);
 }
 
 // ---- dynamic parallelism ----
@@ -98,8 +98,8 @@ TEST(StaticScan, RefusesCudaDynamicParallelism) {
         "__global__ void parent(float* x) {\n"
         "    child<<<1, 32>>>(x);\n"
         "}\n";
-    expect_refused(source, Language::cuda, 3, "<<<");
-    expect_refused("__global__ void k() { cudaDeviceSynchronize(); }\n", Language::cuda, 1);
+    expect_refused(source, language_named("cuda"), 3, "<<<");
+    expect_refused("__global__ void k() { cudaDeviceSynchronize(); }\n", language_named("cuda"), 1);
 }
 
 TEST(StaticScan, RefusesOpenclDeviceSideEnqueue) {
@@ -108,7 +108,7 @@ TEST(StaticScan, RefusesOpenclDeviceSideEnqueue) {
         "    enqueue_kernel(get_default_queue(), CLK_ENQUEUE_FLAGS_NO_WAIT, ndrange_1D(1),\n"
         "                   ^{ x[0] = 1.0f; });\n"
         "}\n";
-    expect_refused(source, Language::opencl, 2, "enqueue_kernel");
+    expect_refused(source, language_named("opencl"), 2, "enqueue_kernel");
 }
 
 // ---- size and content ----
@@ -116,7 +116,7 @@ TEST(StaticScan, RefusesOpenclDeviceSideEnqueue) {
 TEST(StaticScan, RefusesASourceOverTheSizeLimit) {
     std::string source = kCudaKernel;
     while (source.size() <= kMaxSourceBytes) source += "// padding padding padding padding padding padding padding\n";
-    const ScanResult r = scan_source(source, Language::cuda);
+    const ScanResult r = scan_source(source, language_named("cuda"));
     EXPECT_FALSE(r.accepted);
     EXPECT_NE(r.reason.find(std::to_string(kMaxSourceBytes)), std::string::npos) << r.reason;
     EXPECT_NE(r.reason.find(std::to_string(source.size())), std::string::npos) << r.reason;
@@ -124,18 +124,18 @@ TEST(StaticScan, RefusesASourceOverTheSizeLimit) {
     // Exactly at the limit is still accepted.
     source.resize(kMaxSourceBytes - 1);
     source += "\n";
-    EXPECT_TRUE(scan_source(source, Language::cuda).accepted);
+    EXPECT_TRUE(scan_source(source, language_named("cuda")).accepted);
 }
 
 TEST(StaticScan, RefusesEmptyAndNulSources) {
-    EXPECT_FALSE(scan_source("", Language::cuda).accepted);
-    EXPECT_FALSE(scan_source(" \n\t\n", Language::opencl).accepted);
-    const ScanResult empty = scan_source("", Language::opencl);
+    EXPECT_FALSE(scan_source("", language_named("cuda")).accepted);
+    EXPECT_FALSE(scan_source(" \n\t\n", language_named("opencl")).accepted);
+    const ScanResult empty = scan_source("", language_named("opencl"));
     EXPECT_NE(empty.reason.find("empty"), std::string::npos) << empty.reason;
 
     std::string with_nul = kCudaKernel;
     with_nul.insert(10, 1, '\0');
-    const ScanResult nul = scan_source(with_nul, Language::cuda);
+    const ScanResult nul = scan_source(with_nul, language_named("cuda"));
     EXPECT_FALSE(nul.accepted);
     EXPECT_NE(nul.reason.find("NUL"), std::string::npos) << nul.reason;
 }
@@ -144,7 +144,7 @@ TEST(StaticScan, RefusesEmptyAndNulSources) {
 
 TEST(StaticScan, AcceptsAllowedHeadersAndOrdinaryDirectives) {
     expect_accepted("#include <cuda_fp16.h>\n#include \"cuda_bf16.h\"  // half types\n" + std::string(kCudaKernel),
-                    Language::cuda);
+                    language_named("cuda"));
     expect_accepted(
         "#define TILE 16\n"
         "#ifndef TILE\n#error TILE must be set\n#endif\n"
@@ -152,22 +152,22 @@ TEST(StaticScan, AcceptsAllowedHeadersAndOrdinaryDirectives) {
         "#pragma unroll\n"
         "    for (int i = 0; i < TILE; ++i) x[i] = i << 2;\n"
         "}\n",
-        Language::cuda);
+        language_named("cuda"));
     expect_accepted("#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n#define N 4\n" + std::string(kOpenclKernel),
-                    Language::opencl);
+                    language_named("opencl"));
 }
 
 // Policy: an include directive is refused wherever its text appears, comments and strings included,
 // so that no disagreement between the scan's lexer and the compiler's can hide a real one.
 TEST(StaticScan, RefusesIncludeTextEvenInCommentsAndStrings) {
-    expect_refused("// #include \"/etc/passwd\"\n" + std::string(kCudaKernel), Language::cuda, 1, "comments and strings");
+    expect_refused("// #include \"/etc/passwd\"\n" + std::string(kCudaKernel), language_named("cuda"), 1, "comments and strings");
     expect_refused("/*\n#include \"/etc/passwd\"\n#include <stdio.h>\n*/\n" + std::string(kOpenclKernel),
-                   Language::opencl, 2);
-    expect_refused("__global__ void k() { printf(\"#include <stdio.h>\\n\"); }\n", Language::cuda, 1);
+                   language_named("opencl"), 2);
+    expect_refused("__global__ void k() { printf(\"#include <stdio.h>\\n\"); }\n", language_named("cuda"), 1);
     // Dynamic-parallelism syntax inside a comment is not a launch.
-    expect_accepted("// child<<<1, 1>>>(x) was the old way\n" + std::string(kCudaKernel), Language::cuda);
+    expect_accepted("// child<<<1, 1>>>(x) was the old way\n" + std::string(kCudaKernel), language_named("cuda"));
     // A "/*" inside a string is not a comment start that could hide what follows.
-    expect_refused("__global__ void k() { const char* s = \"/*\"; }\n#include \"x\"\n// */\n", Language::cuda, 2);
+    expect_refused("__global__ void k() { const char* s = \"/*\"; }\n#include \"x\"\n// */\n", language_named("cuda"), 2);
 }
 
 // ---- warnings ----
@@ -178,7 +178,7 @@ TEST(StaticScan, WarnsAboutTimerReads) {
         "    t[0] = clock64();\n"
         "    asm volatile(\"mov.u64 %0, %%globaltimer;\" : \"=l\"(t[1]));\n"
         "}\n";
-    const ScanResult r = scan_source(source, Language::cuda);
+    const ScanResult r = scan_source(source, language_named("cuda"));
     EXPECT_TRUE(r.accepted) << r.reason;
     ASSERT_EQ(r.warnings.size(), 2u);
     EXPECT_NE(r.warnings[0].find("line 2"), std::string::npos) << r.warnings[0];
@@ -187,7 +187,7 @@ TEST(StaticScan, WarnsAboutTimerReads) {
     EXPECT_NE(r.warnings[1].find("globaltimer"), std::string::npos) << r.warnings[1];
 
     // In a comment it is not a read.
-    EXPECT_TRUE(scan_source("// clock64() is not used\n" + std::string(kCudaKernel), Language::cuda).warnings.empty());
+    EXPECT_TRUE(scan_source("// clock64() is not used\n" + std::string(kCudaKernel), language_named("cuda")).warnings.empty());
 }
 
 TEST(StaticScan, WarnsAboutMutableDeviceGlobalsOnly) {
@@ -197,16 +197,16 @@ TEST(StaticScan, WarnsAboutMutableDeviceGlobalsOnly) {
         "__constant__ float k[4];\n"
         "__device__ const float table[2] = {1.0f, 2.0f};\n"
         "__global__ void kern(float* x) { x[0] = helper(k[0]) + table[1]; atomicAdd(&counter, 1); }\n",
-        Language::cuda);
+        language_named("cuda"));
     EXPECT_TRUE(r.accepted) << r.reason;
     ASSERT_EQ(r.warnings.size(), 1u);
     EXPECT_NE(r.warnings[0].find("line 1"), std::string::npos) << r.warnings[0];
     EXPECT_NE(r.warnings[0].find("counter"), std::string::npos) << r.warnings[0];
 
     const ScanResult initialised = scan_source("__device__ unsigned int calls = 0;\n" + std::string(kCudaKernel),
-                                               Language::cuda);
+                                               language_named("cuda"));
     EXPECT_EQ(initialised.warnings.size(), 1u);
-    const ScanResult array = scan_source("__device__ float scratch[256];\n" + std::string(kCudaKernel), Language::cuda);
+    const ScanResult array = scan_source("__device__ float scratch[256];\n" + std::string(kCudaKernel), language_named("cuda"));
     EXPECT_EQ(array.warnings.size(), 1u);
 }
 
@@ -216,38 +216,38 @@ TEST(StaticScan, WarnsAboutOpenclProgramScopeGlobals) {
         "__kernel void k(__global float* x) {\n"
         "    x[0] = 1.0f;\n"
         "}\n",
-        Language::opencl);
+        language_named("opencl"));
     EXPECT_TRUE(r.accepted) << r.reason;
     ASSERT_EQ(r.warnings.size(), 1u);
     EXPECT_NE(r.warnings[0].find("line 1"), std::string::npos) << r.warnings[0];
     // A kernel parameter list is not a program-scope variable.
-    EXPECT_TRUE(scan_source(kOpenclKernel, Language::opencl).warnings.empty());
+    EXPECT_TRUE(scan_source(kOpenclKernel, language_named("opencl")).warnings.empty());
 }
 
 // ---- spellings the compilers honour but the scan must see too ----
 
 TEST(StaticScan, RefusesAnIncludeWithCrlfLineEnds) {
     // exposes: directive regex in static_scan.cpp does not match a line ending in '\r', so CRLF sources bypass the include check
-    expect_refused(std::string("int a;\r\n#include \"/etc/passwd\"\r\n") + kCudaKernel, Language::cuda, 2);
-    expect_refused(std::string("int a;\r\n#include \"/etc/passwd\"\r\n") + kOpenclKernel, Language::opencl, 2);
+    expect_refused(std::string("int a;\r\n#include \"/etc/passwd\"\r\n") + kCudaKernel, language_named("cuda"), 2);
+    expect_refused(std::string("int a;\r\n#include \"/etc/passwd\"\r\n") + kOpenclKernel, language_named("opencl"), 2);
 }
 
 TEST(StaticScan, RefusesAnIncludeAfterALoneCarriageReturn) {
     // exposes: clang (PoCL) treats a lone '\r' as a line end, the scan does not
     const ScanResult r = scan_source(std::string("int a;\r#include \"/etc/passwd\"\r") + kOpenclKernel,
-                                     Language::opencl);
+                                     language_named("opencl"));
     EXPECT_FALSE(r.accepted);
 }
 
 TEST(StaticScan, RefusesASpliceWithTrailingWhitespace) {
     // exposes: clang (PoCL) splices "\\ <newline>" (backslash, spaces, newline); normalise() only splices "\\<newline>"
-    const ScanResult r = scan_source("#\\  \ninclude \"/etc/passwd\"\n" + std::string(kOpenclKernel), Language::opencl);
+    const ScanResult r = scan_source("#\\  \ninclude \"/etc/passwd\"\n" + std::string(kOpenclKernel), language_named("opencl"));
     EXPECT_FALSE(r.accepted);
 }
 
 TEST(StaticScan, RefusesATrigraphSplice) {
     // exposes: PoCL's clang honours trigraphs; normalise() maps ??= but not ??/ (a backslash, so a line splice)
-    const ScanResult r = scan_source("#?\?/\ninclude \"/etc/passwd\"\n" + std::string(kOpenclKernel), Language::opencl);
+    const ScanResult r = scan_source("#?\?/\ninclude \"/etc/passwd\"\n" + std::string(kOpenclKernel), language_named("opencl"));
     EXPECT_FALSE(r.accepted);
 }
 
@@ -255,7 +255,7 @@ TEST(StaticScan, RefusesAnIncludeHiddenByATrigraphInAString) {
     // exposes: "??/" ends a string for normalise() but escapes the quote for clang, so a later /* hides lines from the scan only
     const ScanResult r = scan_source(
         "constant char s[] = \"?\?/\" /*\";\n#include \"/etc/passwd\"\n// */\n" + std::string(kOpenclKernel),
-        Language::opencl);
+        language_named("opencl"));
     EXPECT_FALSE(r.accepted);
 }
 
@@ -264,7 +264,7 @@ TEST(StaticScan, RefusesAnIncludeHiddenByARawString) {
     const ScanResult r = scan_source(
         "__global__ void q() { const char* s = R\"(\" /*)\"; (void)s; }\n#include \"/etc/passwd\"\n// */\n" +
             std::string(kCudaKernel),
-        Language::cuda);
+        language_named("cuda"));
     EXPECT_FALSE(r.accepted);
 }
 
@@ -274,7 +274,7 @@ TEST(StaticScan, RefusesAnIncludeHiddenByADigitSeparator) {
         "__global__ void q() { int a = 1'0; const char* s = \"'/*\"; (void)s; (void)a; }\n"
         "#include \"/etc/passwd\"\n// */\n" +
             std::string(kCudaKernel),
-        Language::cuda);
+        language_named("cuda"));
     EXPECT_FALSE(r.accepted);
 }
 
@@ -287,10 +287,10 @@ TEST(StaticScan, ScansALongLogicalLineWithoutCrashing) {
     source += "\n__global__ void k(const float* x, float w, float* out) { int i = 0; float acc = 0; BODY out[0] = acc; }\n";
     ASSERT_LT(source.size(), kMaxSourceBytes);
     GTEST_FLAG_SET(death_test_style, "threadsafe");
-    EXPECT_EXIT(std::exit(scan_source(source, Language::cuda).accepted ? 0 : 1), ::testing::ExitedWithCode(0), "");
+    EXPECT_EXIT(std::exit(scan_source(source, language_named("cuda")).accepted ? 0 : 1), ::testing::ExitedWithCode(0), "");
 
     const std::string device_global = "__device__ float t" + std::string(60000, 'a') + ";\n" + kCudaKernel;
-    EXPECT_EXIT(std::exit(scan_source(device_global, Language::cuda).accepted ? 0 : 1), ::testing::ExitedWithCode(0),
+    EXPECT_EXIT(std::exit(scan_source(device_global, language_named("cuda")).accepted ? 0 : 1), ::testing::ExitedWithCode(0),
                 "");
 }
 
@@ -345,7 +345,7 @@ TEST(StaticScan, NothingTheScanAcceptsReadsAFileWithNvrtc) {
     CanaryHeader canary;
     for (const auto& [name, head] : include_attempts(canary.include_line())) {
         const std::string source = head + kCudaKernel;
-        if (!scan_source(source, Language::cuda).accepted) continue;
+        if (!scan_source(source, language_named("cuda")).accepted) continue;
         auto outcome = backend->compile_offline(source, {}, backend->default_offline_arch());
         if (!outcome) GTEST_SKIP() << "NVRTC is not usable here: " << outcome.error().message;
         EXPECT_EQ(outcome->log.find("KEVO_CANARY_WAS_READ"), std::string::npos)
@@ -362,7 +362,7 @@ TEST(StaticScan, NothingTheScanAcceptsReadsAFileWithOpencl) {
     CanaryHeader canary;
     for (const auto& [name, head] : include_attempts(canary.include_line())) {
         const std::string source = head + kOpenclKernel;
-        if (!scan_source(source, Language::opencl).accepted) continue;
+        if (!scan_source(source, language_named("opencl")).accepted) continue;
         auto outcome = (*device)->compile(source, {});
         ASSERT_TRUE(outcome.has_value()) << outcome.error().message;
         EXPECT_EQ(outcome->log.find("KEVO_CANARY_WAS_READ"), std::string::npos)

@@ -200,8 +200,8 @@ TEST(TasksSpec, BriefNamesSignaturesAndNoHeldOutSize) {
         const std::string brief(task_file(name, "brief.md"));
         ASSERT_FALSE(brief.empty()) << name;
         for (const auto& k : task->spec().kernels) {
-            EXPECT_NE(brief.find(k.cuda_signature), std::string::npos) << name << ": " << k.cuda_signature;
-            EXPECT_NE(brief.find(k.opencl_signature), std::string::npos) << name << ": " << k.opencl_signature;
+            EXPECT_NE(brief.find(signature_text(k, language_named("cuda"))), std::string::npos) << name << ": " << signature_text(k, language_named("cuda"));
+            EXPECT_NE(brief.find(signature_text(k, language_named("opencl"))), std::string::npos) << name << ": " << signature_text(k, language_named("opencl"));
         }
         for (const auto& [profile, sizes] : task->spec().profiles)
             for (const auto& s : sizes)
@@ -217,7 +217,7 @@ TEST(TasksSpec, SeedsHaveExactSignaturesAndDefaultGeometry) {
         for (const char* file : {"seed.cu", "seed.cl"}) {
             const std::string seed(task_file(name, file));
             ASSERT_FALSE(seed.empty()) << name << " " << file;
-            const auto& signature = std::string(file) == "seed.cu" ? kernel.cuda_signature : kernel.opencl_signature;
+            const auto& signature = signature_text(kernel, language_for_suffix(std::string_view(file).substr(5)));
             EXPECT_NE(seed.find(signature), std::string::npos) << name << " " << file;
             // The first value of every knob the launch directive names is the default block.
             test::expect_seed_declares_default_geometry(*task, file, seed);
@@ -608,7 +608,7 @@ TEST(TasksCandidates, FaultKernelsUseTheTaskSignatures) {
             const std::string text = read_candidate(file);
             ASSERT_FALSE(text.empty()) << file;
             EXPECT_EQ(text.rfind("// ", 0), 0u) << file << " must open with a comment saying what it does wrong";
-            const std::string& signature = std::string(suffix) == ".cu" ? kernel.cuda_signature : kernel.opencl_signature;
+            const std::string& signature = signature_text(kernel, language_for_suffix(std::string_view(suffix).substr(1)));
             EXPECT_NE(text.find(signature), std::string::npos) << file;
         }
     }

@@ -86,8 +86,8 @@ TEST(FieldsSpec, BriefsNameSignaturesAndNoSizes) {
         const std::string brief(task_file(name, "brief.md"));
         ASSERT_FALSE(brief.empty()) << name;
         for (const auto& k : task->spec().kernels) {
-            EXPECT_NE(brief.find(k.cuda_signature), std::string::npos) << name << ": " << k.cuda_signature;
-            EXPECT_NE(brief.find(k.opencl_signature), std::string::npos) << name << ": " << k.opencl_signature;
+            EXPECT_NE(brief.find(signature_text(k, language_named("cuda"))), std::string::npos) << name << ": " << signature_text(k, language_named("cuda"));
+            EXPECT_NE(brief.find(signature_text(k, language_named("opencl"))), std::string::npos) << name << ": " << signature_text(k, language_named("opencl"));
         }
         for (const auto& [profile, sizes] : task->spec().profiles)
             for (const auto& s : sizes) EXPECT_EQ(brief.find(s.label), std::string::npos) << name << " names " << s.label;
@@ -102,7 +102,7 @@ TEST(FieldsSpec, SeedsHaveExactSignaturesAndGuardedKnobs) {
             const std::string seed(task_file(name, file));
             ASSERT_FALSE(seed.empty()) << name << " " << file;
             for (const auto& k : task->spec().kernels) {
-                const auto& signature = std::string(file) == "seed.cu" ? k.cuda_signature : k.opencl_signature;
+                const auto& signature = signature_text(k, language_for_suffix(std::string_view(file).substr(5)));
                 EXPECT_NE(seed.find(signature), std::string::npos) << name << " " << file << " " << k.name;
                 EXPECT_NE(seed.find("// kevo: launch " + k.name + " block="), std::string::npos) << name << " " << file;
             }
@@ -466,7 +466,7 @@ TEST(FieldsCandidatesText, VariantsOpenWithACommentAndKeepTheSignatures) {
                 ASSERT_FALSE(text.empty()) << name << kind << suffix;
                 EXPECT_EQ(text.rfind("// " + name + kind + ":", 0), 0u) << name << kind << suffix;
                 for (const auto& k : task->spec().kernels)
-                    EXPECT_NE(text.find(std::string(suffix) == ".cu" ? k.cuda_signature : k.opencl_signature),
+                    EXPECT_NE(text.find(signature_text(k, language_for_suffix(std::string_view(suffix).substr(1)))),
                               std::string::npos)
                         << name << kind << suffix << " " << k.name;
             }

@@ -68,8 +68,8 @@ TEST(IrregularSpec, ProfilesOrderAndPaperSizes) {
         // The brief names the kernels and never a held-out size.
         const std::string brief(task_file(name, "brief.md"));
         for (const auto& k : spec.kernels) {
-            EXPECT_NE(brief.find(k.cuda_signature), std::string::npos) << k.cuda_signature;
-            EXPECT_NE(brief.find(k.opencl_signature), std::string::npos) << k.opencl_signature;
+            EXPECT_NE(brief.find(signature_text(k, language_named("cuda"))), std::string::npos) << signature_text(k, language_named("cuda"));
+            EXPECT_NE(brief.find(signature_text(k, language_named("opencl"))), std::string::npos) << signature_text(k, language_named("opencl"));
         }
         for (const auto& [profile, sizes] : spec.profiles)
             for (const auto& s : sizes)

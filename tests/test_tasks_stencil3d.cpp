@@ -152,8 +152,8 @@ TEST(Stencil3dSpec, BriefsNameSignaturesAndLeakNoHeldOutSize) {
         const std::string brief(task_file(name, "brief.md"));
         ASSERT_FALSE(brief.empty()) << name;
         for (const auto& k : task->spec().kernels) {
-            EXPECT_NE(brief.find(k.cuda_signature), std::string::npos) << name << ": " << k.cuda_signature;
-            EXPECT_NE(brief.find(k.opencl_signature), std::string::npos) << name << ": " << k.opencl_signature;
+            EXPECT_NE(brief.find(signature_text(k, language_named("cuda"))), std::string::npos) << name << ": " << signature_text(k, language_named("cuda"));
+            EXPECT_NE(brief.find(signature_text(k, language_named("opencl"))), std::string::npos) << name << ": " << signature_text(k, language_named("opencl"));
         }
         for (const auto& [profile, sizes] : task->spec().profiles)
             for (const auto& s : sizes) {
@@ -184,7 +184,7 @@ TEST(Stencil3dSpec, SeedsHaveExactSignaturesAndDefaultGeometry) {
             const std::string seed(task_file(name, file));
             ASSERT_FALSE(seed.empty()) << name << " " << file;
             for (const auto& kernel : task->spec().kernels) {
-                const auto& signature = std::string(file) == "seed.cu" ? kernel.cuda_signature : kernel.opencl_signature;
+                const auto& signature = signature_text(kernel, language_for_suffix(std::string_view(file).substr(5)));
                 EXPECT_NE(seed.find(signature), std::string::npos) << name << " " << file << " " << kernel.name;
             }
             test::expect_seed_declares_default_geometry(*task, file, seed);
@@ -630,7 +630,7 @@ TEST(Stencil3dBrokenFiles, OpenWithACommentAndUseTheTaskSignatures) {
                 ASSERT_FALSE(text.empty()) << file;
                 EXPECT_EQ(text.rfind("// FAULT: ", 0), 0u) << file;
                 for (const auto& k : task->spec().kernels)
-                    EXPECT_NE(text.find(std::string(suffix) == ".cu" ? k.cuda_signature : k.opencl_signature),
+                    EXPECT_NE(text.find(signature_text(k, language_for_suffix(std::string_view(suffix).substr(1)))),
                               std::string::npos)
                         << file << " " << k.name;
             }

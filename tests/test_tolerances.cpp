@@ -90,7 +90,7 @@ TEST_P(Tolerances, SlightlyWrongKernelsExistInBothLanguages) {
         EXPECT_EQ(text.rfind("// " + task + "_slightly_wrong: ", 0), 0u) << file;
         EXPECT_NE(text.find("WRONG"), std::string::npos) << file;
         for (const auto& k : (*spec)->spec().kernels)
-            EXPECT_NE(text.find(std::string(suffix) == ".cu" ? k.cuda_signature : k.opencl_signature), std::string::npos)
+            EXPECT_NE(text.find(signature_text(k, kevo::language_for_suffix(std::string_view(suffix).substr(1)))), std::string::npos)
                 << file << " " << k.name;
     }
 }

@@ -10,15 +10,10 @@
 #include <string>
 #include <vector>
 
+#include "backend/kernel_language.hpp"
 #include "core/expected.hpp"
 
 namespace kevo {
-
-enum class Language { cuda, opencl };
-
-// File suffix of a candidate in this language: "cu" or "cl".
-const char* language_suffix(Language language);
-const char* language_name(Language language);
 
 struct Dim3 {
     uint64_t x = 1, y = 1, z = 1;
@@ -158,6 +153,7 @@ public:
     virtual ~Device() = default;
 
     virtual const DeviceInfo& info() const = 0;
+    // The language this device compiles (its backend's default language).
     virtual Language language() const = 0;
 
     // `defines` are NAME=VALUE pairs passed as -D. Errors are environment faults only.
@@ -210,6 +206,7 @@ class Backend {
 public:
     virtual ~Backend() = default;
     virtual std::string name() const = 0;
+    // The language its devices compile (the registered language this backend is the default of).
     virtual Language language() const = 0;
 
     // Devices found; an empty list is not an error (ggml's rule). Why none were found is in

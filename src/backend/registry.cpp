@@ -20,8 +20,6 @@ constexpr Entry kBackends[] = {
 };
 }  // namespace
 
-const char* language_suffix(Language language) { return language == Language::cuda ? "cu" : "cl"; }
-const char* language_name(Language language) { return language == Language::cuda ? "CUDA C++" : "OpenCL C"; }
 const char* vendor_routine_name(VendorRoutine routine) {
     switch (routine) {
         case VendorRoutine::fft3d_c2c: return "3-D complex FFT";
@@ -51,6 +49,12 @@ std::vector<std::string> backend_names() {
     return names;
 }
 
+std::vector<std::string> backend_choices() {
+    std::vector<std::string> choices = {"auto"};
+    for (auto& name : backend_names()) choices.push_back(std::move(name));
+    return choices;
+}
+
 std::unique_ptr<Backend> make_backend(const std::string& name) {
     for (const auto& e : kBackends)
         if (name == e.name) return e.make();
@@ -68,9 +72,8 @@ Expected<std::string> resolve_backend_name(const std::string& requested) {
 }
 
 std::string backend_for_suffix(const std::string& suffix) {
-    for (const auto& e : kBackends)
-        if (suffix == language_suffix(e.make()->language())) return e.name;
-    return {};
+    const Language language = language_for_suffix(suffix);
+    return language ? language->backend : std::string();
 }
 
 }  // namespace kevo

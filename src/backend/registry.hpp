@@ -10,6 +10,8 @@
 namespace kevo {
 
 std::vector<std::string> backend_names();
+// "auto" and the backend names: what --backend and a study's backend key accept.
+std::vector<std::string> backend_choices();
 // nullptr for an unknown name.
 std::unique_ptr<Backend> make_backend(const std::string& name);
 

@@ -130,7 +130,7 @@ private:
         report_.profile = options_.profile;
         report_.check_profiles = options_.check_profiles;
         report_.started = utc_now_iso8601();
-        suffix_ = language_suffix(info->backend == "cuda" ? Language::cuda : Language::opencl);
+        suffix_ = default_language_of(info->backend).suffix();
         report_.ceilings = load_cached_calibration(*info);
         if (!report_.ceilings) {
             progress("no measured ceilings for this device yet: calibrating (once; the result is cached)");

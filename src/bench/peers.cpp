@@ -91,11 +91,10 @@ PeerTiming vendor_peer(Device& device, CacheFlusher& flusher, const char* name, 
 // y <- a x + y, one float4 per thread: the plain kernel anyone would write first.
 PeerTiming vectorised_axpy_peer(Device& device, CacheFlusher& flusher, uint64_t n, const std::vector<float>& x,
                                 const std::vector<float>& y, int warmup, int repeat) {
-    const std::string file = fmt::format("peer_axpy.{}", language_suffix(device.language()));
     PeerTiming peer;
     peer.name = "vectorised kernel";
-    peer.library = "built-in " + file;
-    auto compiled = device.compile(std::string(builtin_kernel(file)), {});
+    peer.library = "built-in " + builtin_file(device, "peer_axpy");
+    auto compiled = compile_builtin(device, "peer_axpy", {});
     if (!compiled || !compiled->module) {
         peer.error = compiled ? "did not compile:\n" + compiled->log : compiled.error().message;
         return peer;

@@ -67,10 +67,11 @@ std::vector<std::string> unused_kernel_files(const std::string& dir, const std::
         const bool benched_task = std::find(benched.begin(), benched.end(), stem) != benched.end();
         if (ext == "." + suffix && benched_task) continue;  // used
         std::string why;
-        if (ext != ".cu" && ext != ".cl") {
+        const Language of_file = ext.size() > 1 ? language_for_suffix(ext.substr(1)) : Language();
+        if (!of_file) {
             why = fmt::format("not a kernel file (expected <task>.{})", suffix);
         } else if (ext != "." + suffix) {
-            why = fmt::format("a {} kernel; this bench compiles .{} files", ext == ".cu" ? "CUDA" : "OpenCL", suffix);
+            why = fmt::format("a {} kernel; this bench compiles .{} files", of_file->short_name, suffix);
         } else if (is_task) {
             why = fmt::format("task {} is not among the benched tasks (--tasks, --pack)", stem);
         } else {
@@ -157,7 +158,7 @@ int run(BenchCliOptions& o) {
     bench.state_path = o.state;
     say(true, fmt::format("kevo bench on {} ({}), profile {}", info->name, *backend_name, bench.profile));
     const auto& benched = *tasks;
-    const std::string suffix = info->backend == "cuda" ? "cu" : "cl";
+    const std::string suffix = default_language_of(info->backend).suffix();
     const auto unused = unused_kernel_files(o.kernels_dir, benched, suffix);
     for (const auto& file : unused) say(true, fmt::format("warning: --kernels {}: not benched: {}", o.kernels_dir, file));
 

@@ -41,7 +41,7 @@ void setup_show(CLI::App& app, int& exit_code) {
     auto o = std::make_shared<ShowOptions>();
     cmd->add_option("TASK", o->task, "task name (see `kevo tasks`)")->required();
     cmd->add_option("--backend", o->backend, "language of the source: cuda (.cu), opencl (.cl) or auto")
-        ->check(CLI::IsMember({"auto", "cuda", "opencl"}));
+        ->check(CLI::IsMember(backend_choices()));
     cmd->add_flag("--seed", o->seed, "the naive seed kernel (default)");
     cmd->add_flag("--brief", o->brief, "the brief a proposer reads");
     cmd->add_flag("--best", o->best, "the best-known kernel, where the task ships one");

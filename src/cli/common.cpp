@@ -19,7 +19,7 @@ namespace kevo::cli {
 
 void add_device_options(CLI::App& cmd, DeviceOptions& options) {
     cmd.add_option("--backend", options.backend, "cuda, opencl or auto (CUDA if a GPU is found, else OpenCL)")
-        ->check(CLI::IsMember({"auto", "cuda", "opencl"}));
+        ->check(CLI::IsMember(backend_choices()));
     cmd.add_option("--device", options.device, "device index within the backend")->check(whole_range(0, std::numeric_limits<int>::max()));
 }
 

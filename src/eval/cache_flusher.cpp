@@ -18,8 +18,7 @@ CacheFlusher::~CacheFlusher() {
 
 Expected<void> CacheFlusher::flush() {
     if (!kernel_) {
-        const std::string file = fmt::format("flush.{}", language_suffix(device_.language()));
-        auto compiled = device_.compile(std::string(builtin_kernel(file)), {});
+        auto compiled = compile_builtin(device_, "flush", {});
         if (!compiled) return compiled.error();
         if (!compiled->module) return make_error("the built-in cache-flush kernel did not compile:\n" + compiled->log);
         module_ = *compiled->module;

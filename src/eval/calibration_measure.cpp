@@ -179,13 +179,13 @@ struct Kernels {
 };
 
 Expected<Kernels> build_kernels(Device& device, DeviceResources& resources, int fma_width) {
-    const bool cuda = device.language() == Language::cuda;
-    const std::string_view source = builtin_kernel(cuda ? "calibrate.cu" : "calibrate.cl");
-    if (source.empty()) return make_error("the calibration kernels are not embedded in this build");
-    std::vector<std::string> defines = {fmt::format("FMA_ITERS={}", kFmaIters),
-                                        fmt::format("FMA_UNROLL={}", kFmaUnroll)};
-    if (!cuda) defines.push_back(fmt::format("FMA_WIDTH={}", fma_width));
-    auto outcome = device.compile(std::string(source), defines);
+    if (builtin_kernel(builtin_file(device, "calibrate")).empty())
+        return make_error("the calibration kernels are not embedded in this build");
+    // FMA_WIDTH: the vector width of calibrate.cl's FMA chains; calibrate.cu does not read it.
+    const std::vector<std::string> defines = {fmt::format("FMA_ITERS={}", kFmaIters),
+                                              fmt::format("FMA_UNROLL={}", kFmaUnroll),
+                                              fmt::format("FMA_WIDTH={}", fma_width)};
+    auto outcome = compile_builtin(device, "calibrate", defines);
     if (!outcome) return make_error("compiling the calibration kernels: " + outcome.error().message);
     if (!outcome->module) return make_error("the calibration kernels did not compile:\n" + outcome->log);
     resources.adopt_module(*outcome->module);
@@ -401,7 +401,7 @@ Expected<Calibration> measure_calibration(Device& device, const CalibrationOptio
     const Plan plan = make_plan(info, options.quick);
     // Explicit vectors on a CPU (see calibrate.cl); 16 lanes fill AVX-512 and split cleanly
     // into narrower registers elsewhere.
-    const int fma_width = (device.language() == Language::opencl && info.is_cpu) ? 16 : 1;
+    const int fma_width = info.is_cpu ? 16 : 1;
 
     DeviceResources resources(device);
     say(options, fmt::format("calibrating {} ({}): {} working sets from {} to {}, plateau from {}{}", info.name,

@@ -4,6 +4,10 @@
 #include <regex>
 #include <sstream>
 
+#include <fmt/format.h>
+
+#include "backend/kernel_language.hpp"
+
 namespace kevo {
 
 std::vector<CompileMessage> parse_compile_log(std::string_view log) {
@@ -33,14 +37,22 @@ std::vector<CompileMessage> parse_compile_log(std::string_view log) {
 
 namespace {
 
-// The compiler's name for the main source: a placeholder in angle brackets or a .cl/.cu path.
+// The language whose suffix ends the compiler's file name ("kernel.cu"); none for a placeholder.
+Language language_of_file(const std::string& file) {
+    const size_t dot = file.rfind('.');
+    return dot == std::string::npos ? Language() : language_for_suffix(std::string_view(file).substr(dot + 1));
+}
+
+// The compiler's name for the main source: a placeholder in angle brackets or a path with a kernel
+// language's suffix.
 bool names_main_source(const std::string& file) {
-    return (file.starts_with("<") && file.ends_with(">")) || file.ends_with(".cl") || file.ends_with(".cu");
+    return (file.starts_with("<") && file.ends_with(">")) || static_cast<bool>(language_of_file(file));
 }
 
 std::string replacement_for(const std::string& file, const std::string& source_name) {
     if (!source_name.empty()) return source_name;
-    return file.ends_with(".cu") ? "candidate.cu" : "candidate.cl";
+    const Language language = language_of_file(file);
+    return fmt::format("candidate.{}", language ? language->suffix : std::string("cl"));
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest
         out.diagnostics = std::move(why);
         return out;
     };
-    auto directives = parse_directives(request.source);
+    auto directives = parse_directives(request.source, language->directive_comment);
     if (!directives) return reject("launch directive: " + directives.error().message);
     out.directives = *directives;
     for (const auto& note : out.directives.notes) out.warnings.push_back(note);

@@ -49,8 +49,7 @@ DeviceChecksum::~DeviceChecksum() {
 
 Expected<void> DeviceChecksum::prepare(size_t slots) {
     if (!module_) {
-        const std::string file = fmt::format("checksum.{}", language_suffix(device_.language()));
-        auto compiled = device_.compile(std::string(builtin_kernel(file)), {});
+        auto compiled = compile_builtin(device_, "checksum", {});
         if (!compiled) return compiled.error();
         if (!compiled->module) return make_error("the built-in checksum kernel did not compile:\n" + compiled->log);
         module_ = *compiled->module;

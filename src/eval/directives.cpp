@@ -175,16 +175,16 @@ Expected<Dim3> resolve_dim(const std::vector<std::string>& parts, const std::map
 
 }  // namespace
 
-Expected<Directives> parse_directives(std::string_view source) {
+Expected<Directives> parse_directives(std::string_view source, std::string_view comment) {
     Directives out;
     std::istringstream lines{std::string(source)};
     std::string text;
     int line = 0;
     while (std::getline(lines, text)) {
         ++line;
-        const auto slash = text.find("//");
+        const auto slash = text.find(comment);
         if (slash == std::string::npos) continue;
-        auto rest = std::string_view(text).substr(slash + 2);
+        auto rest = std::string_view(text).substr(slash + comment.size());
         while (!rest.empty() && std::isspace(static_cast<unsigned char>(rest.front()))) rest.remove_prefix(1);
         if (!rest.starts_with("kevo:")) continue;
         std::istringstream words{std::string(rest.substr(5))};
@@ -250,16 +250,14 @@ Expected<Geometry> resolve_geometry(const Directives& d, const KernelSpec& kerne
 }
 
 Expected<std::string> resolve_target(const Directives& d, Language language, const std::string& device_arch) {
-    if (language == Language::opencl) {
-        if (d.target)
-            return make_error(fmt::format("line {}: `kevo: target {}` is CUDA-only; OpenCL has no architecture-specific "
-                                          "targets", d.target->line, d.target->arch));
+    if (!language->arch_targets && d.target)
+        return make_error(fmt::format("line {}: `kevo: target {}` is CUDA-only; {}", d.target->line, d.target->arch,
+                                      language->no_arch_targets_note));
+    if (!language->dynamic_shared)
         for (const auto& l : d.launches)
             if (!l.smem.empty())
-                return make_error(fmt::format("line {}: smem= is CUDA-only; an OpenCL kernel declares its __local arrays "
-                                              "with a fixed size instead", l.line));
-        return std::string();
-    }
+                return make_error(fmt::format("line {}: smem= is CUDA-only; {}", l.line, language->no_dynamic_shared_note));
+    if (!language->arch_targets) return std::string();
     if (!d.target) return std::string();
     const std::string wanted = arch_digits(d.target->arch), have = arch_digits(device_arch);
     if (wanted != have)

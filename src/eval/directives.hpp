@@ -49,7 +49,8 @@ struct Directives {
 // Only `// kevo: launch`, `// kevo: tune` and `// kevo: target` are directives; any other word after `kevo:` makes
 // the line an ordinary comment (listed in `notes`). Errors (a directive with bad syntax) name the
 // line and what was expected; they make a candidate "rejected".
-Expected<Directives> parse_directives(std::string_view source);
+// `comment` is what starts a comment line in the source's language (KernelLanguage::directive_comment).
+Expected<Directives> parse_directives(std::string_view source, std::string_view comment = "//");
 
 // Knob values in force: each knob's default unless overridden. Overriding a knob the source does
 // not declare is an error (a typo would otherwise silently do nothing).
@@ -69,8 +70,9 @@ Expected<Geometry> resolve_geometry(const Directives& d, const KernelSpec& kerne
 
 // The architecture to compile for: empty for the device's own (`device_arch`, "sm_90"), or the
 // declared target when it is one this device runs (sm_XYa on a device sm_XY). A target on a device
-// of another capability, or in OpenCL, is an error naming the device's capability; so is smem= in
-// OpenCL (a kernel there sizes its __local arrays itself).
+// of another capability, or in a language without such targets (OpenCL), is an error naming the
+// device's capability; so is smem= in a language without dynamic shared memory (an OpenCL kernel
+// sizes its __local arrays itself).
 Expected<std::string> resolve_target(const Directives& d, Language language, const std::string& device_arch);
 
 // Blocks per axis for a launch domain: ceil(ceil(domain / per_thread) / block), or the fixed grid.

@@ -48,7 +48,7 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
     if (!info) return info.error();
 
     const auto start = Clock::now();
-    const Language language = options_.backend == "cuda" ? Language::cuda : Language::opencl;
+    const Language language = default_language_of(options_.backend);
     const ScanResult scan = scan_source(request.source, language);
     const double scan_seconds = seconds_between(start, Clock::now());
     auto base_result = [&](Verdict v, std::string diagnostics) {

@@ -114,8 +114,7 @@ std::optional<Runner::Stop> Runner::bind(const Task& task, const CompileStage& c
         if (!handle)
             return Stop{Verdict::compile_error,
                         fmt::format("entry point '{}' not found; the task needs: {}", k.name,
-                                    k.cuda_signature.empty() ? k.name
-                                    : device_.language() == Language::cuda ? k.cuda_signature : k.opencl_signature)};
+                                    k.params.empty() ? k.name : signature_text(k, device_.language()))};
         auto params = device_.parameters(*handle);
         if (!params) return Stop{Verdict::runtime_error, params.error().message};
         if (auto wrong = signature_mismatch(k, device_.language(), *params)) return Stop{Verdict::compile_error, *wrong};

@@ -83,7 +83,7 @@ std::string opencl_list(const std::vector<DeclaredParam>& params) {
     return fmt::format("({})", fmt::join(parts, ", "));
 }
 
-// Bytes a CUDA parameter of this declared type occupies; 0 when the table does not know the type.
+// Bytes a parameter of this declared type occupies (CUDA's layout); 0 when the table does not know the type.
 uint64_t cuda_bytes(const DeclaredParam& p) {
     if (p.pointer) return 8;
     static const std::map<std::string, uint64_t> sizes = {
@@ -106,7 +106,7 @@ bool same_opencl_param(const DeclaredParam& want, const DeclaredParam& got) {
     return sign_free(want.type) == sign_free(got.type);
 }
 
-std::optional<std::string> opencl_mismatch(const KernelSpec& kernel, const std::vector<DeclaredParam>& want,
+std::optional<std::string> typed_mismatch(const KernelSpec& kernel, const std::vector<DeclaredParam>& want,
                                            const KernelParams& compiled) {
     std::vector<DeclaredParam> got;
     for (const auto& k : compiled.params) got.push_back(from_compiled(k));
@@ -120,7 +120,7 @@ std::optional<std::string> opencl_mismatch(const KernelSpec& kernel, const std::
     return fmt::format("kernel '{}' takes {} but the task passes {}", kernel.name, opencl_list(got), opencl_list(want));
 }
 
-std::optional<std::string> cuda_mismatch(const KernelSpec& kernel, const std::vector<DeclaredParam>& want,
+std::optional<std::string> bytes_mismatch(const KernelSpec& kernel, const std::vector<DeclaredParam>& want,
                                          const KernelParams& compiled) {
     bool same = compiled.params.size() == want.size();
     for (size_t i = 0; same && i < want.size(); ++i) {
@@ -155,10 +155,14 @@ std::vector<DeclaredParam> parse_signature(std::string_view declaration) {
 }
 
 std::optional<std::string> signature_mismatch(const KernelSpec& kernel, Language language, const KernelParams& compiled) {
-    const std::string& declared = language == Language::cuda ? kernel.cuda_signature : kernel.opencl_signature;
+    const std::string declared = signature_text(kernel, language);
     if (!compiled.known || declared.empty()) return std::nullopt;
     const auto want = parse_signature(declared);
-    return language == Language::cuda ? cuda_mismatch(kernel, want, compiled) : opencl_mismatch(kernel, want, compiled);
+    switch (language->signature_check) {
+        case SignatureCheck::parameter_bytes: return bytes_mismatch(kernel, want, compiled);
+        case SignatureCheck::typed_parameters: return typed_mismatch(kernel, want, compiled);
+    }
+    return std::nullopt;
 }
 
 }  // namespace kevo

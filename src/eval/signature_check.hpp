@@ -1,13 +1,13 @@
 // A candidate's kernel must take the parameters the task passes (the signature in the task's
-// KernelSpec). A kernel that takes others would fail at launch (CL_INVALID_ARG_INDEX) or read
+// KernelSpec, rendered in the candidate's language). A kernel that takes others would fail at launch (CL_INVALID_ARG_INDEX) or read
 // garbage and be called "incorrect"; comparing the compiled kernel's parameter list with the
 // declared one names the fault instead, with both signatures.
 //
-// OpenCL with kernel-arg info: the count, and per parameter pointer or scalar, the address space
+// How they are compared is the language's SignatureCheck. typed_parameters (OpenCL) with kernel-arg info: the count, and per parameter pointer or scalar, the address space
 // of pointers and the element type, signedness aside (`int nx` where the task passes `uint nx`
 // reads the same bits) and, for pointers, vector width aside (`float4*` where the task passes a
-// float buffer is a vectorised kernel, not a wrong one). Without kernel-arg info, and on CUDA, the count; on CUDA also each
-// parameter's size in bytes (a pointer is 8, a float 4, ...).
+// float buffer is a vectorised kernel, not a wrong one). Without kernel-arg info, and with parameter_bytes (CUDA), the count;
+// with parameter_bytes also each parameter's size in bytes (a pointer is 8, a float 4, ...).
 #pragma once
 
 #include <optional>

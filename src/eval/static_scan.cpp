@@ -198,12 +198,7 @@ std::vector<Token> lex(const Physical& p, std::vector<int>* string_lines) {
 
 }  // namespace
 
-const std::vector<std::string>& include_allow_list(Language language) {
-    // mma.h: the warp-level matrix API (wmma); cuda_fp8.h: the fp8 types and conversions.
-    static const std::vector<std::string> cuda = {"cuda_fp16.h", "cuda_bf16.h", "cuda_fp8.h", "mma.h"};
-    static const std::vector<std::string> opencl = {};
-    return language == Language::cuda ? cuda : opencl;
-}
+const std::vector<std::string>& include_allow_list(Language language) { return language->scan.include_allow_list; }
 
 ScanResult scan_source(std::string_view source, Language language) {
     if (source.size() > kMaxSourceBytes)
@@ -218,29 +213,25 @@ ScanResult scan_source(std::string_view source, Language language) {
     std::vector<int> string_lines;
     const auto tokens = lex(physical, &string_lines);
     static const std::set<std::string> probes = {"__has_include", "__has_include_next"};
-    static const std::set<std::string> cuda_dynamic = {"cudaLaunchDevice", "cudaGetParameterBuffer", "cudaDeviceSynchronize",
-                                                       "cudaLaunchKernel", "cudaGraphLaunch"};
-    static const std::set<std::string> opencl_dynamic = {"enqueue_kernel", "get_default_queue", "enqueue_marker"};
+    const ScanRules& rules = language->scan;
+    const std::set<std::string> launch_calls(rules.launch_calls.begin(), rules.launch_calls.end());
+    const std::set<std::string> global_words(rules.global_words.begin(), rules.global_words.end());
     ScanResult result;
     int depth = 0;
     for (size_t i = 0; i < tokens.size(); ++i) {
         const Token& tok = tokens[i];
         if (probes.count(tok.text)) return refuse(tok.line, "__has_include is refused: candidates may not probe the file system");
-        if (language == Language::cuda) {
-            if (cuda_dynamic.count(tok.text))
-                return refuse(tok.line, fmt::format("dynamic parallelism ('{}') is refused: the host plans every launch", tok.text));
-            if (tok.text == "<" && i + 2 < tokens.size() && tokens[i + 1].text == "<" && tokens[i + 2].text == "<")
-                return refuse(tok.line, "dynamic parallelism ('<<<') is refused: the host plans every launch");
-        } else if (opencl_dynamic.count(tok.text)) {
-            return refuse(tok.line, fmt::format("device-side enqueue ('{}') is refused: the host plans every launch", tok.text));
-        }
+        if (launch_calls.count(tok.text))
+            return refuse(tok.line, fmt::format("{} ('{}') is refused: the host plans every launch", rules.launch_calls_what,
+                                                tok.text));
+        if (rules.refuse_chevron_launch && tok.text == "<" && i + 2 < tokens.size() && tokens[i + 1].text == "<" &&
+            tokens[i + 2].text == "<")
+            return refuse(tok.line, fmt::format("{} ('<<<') is refused: the host plans every launch", rules.launch_calls_what));
         if ((tok.text == "clock" || tok.text == "clock64") && i + 1 < tokens.size() && tokens[i + 1].text == "(")
             result.warnings.push_back(fmt::format("line {}: reads a timer ('{}()'); kevo times with device events, so this "
                                                   "cannot change a measurement", tok.line, tok.text));
         // Mutable globals: a declaration that is not a function, at file scope.
-        const bool cuda_global = language == Language::cuda && (tok.text == "__device__" || tok.text == "__managed__");
-        const bool ocl_global = language == Language::opencl && depth == 0 && (tok.text == "__global" || tok.text == "global");
-        if (cuda_global || ocl_global) {
+        if (global_words.count(tok.text) && (depth == 0 || !rules.globals_at_file_scope_only)) {
             bool is_const = i > 0 && (tokens[i - 1].text == "const" || tokens[i - 1].text == "__constant__");
             size_t j = i + 1;
             for (; j < tokens.size(); ++j) {

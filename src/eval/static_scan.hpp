@@ -22,7 +22,7 @@ struct ScanResult {
 
 ScanResult scan_source(std::string_view source, Language language);
 
-// Headers a candidate may include, per language (everything else is refused).
+// Headers a candidate may include, per language (everything else is refused): the language's scan rules.
 const std::vector<std::string>& include_allow_list(Language language);
 
 }  // namespace kevo

@@ -57,13 +57,15 @@ std::string lower(std::string_view s) {
     return out;
 }
 
-// Tags under which a model plausibly writes kernel code; a block tagged python, json, text, ...
-// is an illustration, not a candidate.
+// Tags under which a model plausibly writes kernel code: none, or the fence tags of any registered
+// language (a model may label OpenCL C as plain C); a block tagged json, text, ... is an
+// illustration, not a candidate.
 bool is_code_tag(std::string_view tag) {
-    static constexpr std::array<std::string_view, 14> kTags = {
-        "", "cuda", "cu", "cuh", "c", "cpp", "c++", "cxx", "h", "hpp", "opencl", "cl", "opencl-c", "clc"};
     const std::string t = lower(tag);
-    return std::find(kTags.begin(), kTags.end(), t) != kTags.end();
+    if (t.empty()) return true;
+    for (const Language l : languages())
+        if (std::find(l->fence_tags.begin(), l->fence_tags.end(), t) != l->fence_tags.end()) return true;
+    return false;
 }
 
 struct FencedBlock {
@@ -120,8 +122,16 @@ Fences find_fences(const std::vector<std::string_view>& lines) {
 }
 
 bool holds_kernel(std::string_view code, Language language) {
-    if (language == Language::cuda) return code.find("__global__") != std::string_view::npos;
-    return code.find("__kernel") != std::string_view::npos || code.find("kernel void") != std::string_view::npos;
+    for (const auto& marker : language->kernel_markers)
+        if (code.find(marker) != std::string_view::npos) return true;
+    return false;
+}
+
+// The first other registered language (by name) whose kernel the code holds.
+Language other_language_held(std::string_view code, Language language) {
+    for (const Language other : languages())
+        if (other != language && holds_kernel(code, other)) return other;
+    return {};
 }
 
 bool is_identifier_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -309,14 +319,13 @@ ParsedAnswer parse_answer(std::string_view answer, const AnswerRules& rules) {
     const FencedBlock* best = nullptr;
     std::tuple<bool, bool> best_rank{false, false};
     size_t kernel_blocks = 0, quoted_blocks = 0;
-    bool other_language_kernel = false;
+    Language other_language_kernel;
     for (const auto& block : fences.blocks) {
         if (!is_code_tag(block.tag)) continue;
         // A block holding edit markers is an edit, not a whole file.
         if (block.body.find("<<<<<<<") != std::string::npos) continue;
         if (!holds_kernel(block.body, language)) {
-            const Language other = language == Language::cuda ? Language::opencl : Language::cuda;
-            other_language_kernel = other_language_kernel || holds_kernel(block.body, other);
+            if (!other_language_kernel) other_language_kernel = other_language_held(block.body, language);
             continue;
         }
         ++kernel_blocks;
@@ -352,7 +361,7 @@ ParsedAnswer parse_answer(std::string_view answer, const AnswerRules& rules) {
                         "(answer truncated? raise --max-tokens)";
     else if (other_language_kernel)
         parsed.reason = fmt::format("the fenced code holds a {} kernel but {} is required",
-                                    language == Language::cuda ? "OpenCL" : "CUDA", language_name(language));
+                                    other_language_kernel->short_name, language_name(language));
     else if (fences.unterminated)
         parsed.reason = "a fenced code block is never closed (answer truncated?) and there are no edits";
     else

@@ -30,7 +30,7 @@ struct ParsedAnswer {
 struct AnswerRules {
     std::string_view previous_source;            // what SEARCH/REPLACE edits apply to
     std::string_view base_name = "the previous source";  // how messages name it ("the incumbent" on a fresh approach)
-    Language language = Language::opencl;
+    Language language = language_named("opencl");
     std::vector<std::string> entry_points;       // the task's kernel names (empty: any kernel counts)
     std::vector<std::string_view> quoted;        // sources the prompt showed
 };

@@ -103,7 +103,7 @@ public:
               std::unique_ptr<Strategy> strategy)
         : evaluator_(evaluator), store_(store), proposer_(proposer), progress_(std::move(progress)), run_(std::move(run)),
           options_(options), task_(task), device_(std::move(device)),
-          language_(options.backend == "cuda" ? Language::cuda : Language::opencl), suffix_(language_suffix(language_)),
+          language_(default_language_of(options.backend)), suffix_(language_suffix(language_)),
           strategy_(std::move(strategy)) {}
 
     Expected<RunSummary> drive() {

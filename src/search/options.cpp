@@ -22,16 +22,11 @@ namespace {
 using T = OptionType;
 using P = OptionPart;
 
-std::vector<std::string> with_auto(std::vector<std::string> names) {
-    names.insert(names.begin(), "auto");
-    return names;
-}
-
 std::vector<RunOption> run_options() {
     const RunOptions d{};
     const double int_max = std::numeric_limits<int>::max();
     return {
-        {.name = "backend", .flag = "--backend", .type = T::word, .fallback = "auto", .words = with_auto(backend_names()),
+        {.name = "backend", .flag = "--backend", .type = T::word, .fallback = "auto", .words = backend_choices(),
          .help = "cuda, opencl or auto (CUDA if a GPU is found, else OpenCL)", .stored_as = "backend"},
         {.name = "device", .flag = "--device", .type = T::integer, .fallback = 0, .lo = 0, .hi = int_max,
          .help = "device index within the backend", .stored_as = "device"},

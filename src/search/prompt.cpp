@@ -238,7 +238,7 @@ std::string history_line(const Attempt& a, const Labels& heldout) {
     return line + "\n";
 }
 
-const char* fence_tag(Language language) { return language == Language::cuda ? "cuda" : "opencl"; }
+const char* fence_tag(Language language) { return language->fence_tag.c_str(); }
 
 std::string fenced(std::string_view source, Language language) {
     std::string out = fmt::format("```{}\n{}", fence_tag(language), source);
@@ -283,8 +283,7 @@ void signatures_section(std::string& out, const ProposalContext& c) {
                        language_name(c.language));
     if (!c.spec) return;
     for (const auto& k : c.spec->kernels) {
-        const std::string& sig = c.language == Language::cuda ? k.cuda_signature : k.opencl_signature;
-        out += fmt::format("```{}\n{}\n```\n", fence_tag(c.language), sig);
+        out += fmt::format("```{}\n{}\n```\n", fence_tag(c.language), signature_text(k, c.language));
         out += fmt::format("  {}: {}-D launch domain, default block {} threads, one cell per thread\n", k.name,
                            k.dims, describe(k.default_block, k.dims));
     }

@@ -49,7 +49,7 @@ struct Inspiration {
 
 struct ProposalContext {
     const TaskSpec* spec = nullptr;
-    Language language = Language::opencl;
+    Language language = language_named("opencl");
     std::string brief;                  // the task's brief.md
     DeviceInfo device;
     CeilingsUsed ceilings;  // those the seed was scored against

@@ -445,7 +445,7 @@ private:
                 return make_error(fmt::format("{}: [run] from names {} for task {}, a {} file, but the study's backend is {}: "
                                               "give backend = \"{}\" or {} files", path_, from, task, by_suffix,
                                               study_.backend, by_suffix,
-                                              study_.backend == "cuda" ? ".cu" : ".cl"));
+                                              "." + default_language_of(study_.backend).suffix()));
         }
         for (const auto& model : study_.models) {
             for (const auto& task : study_.tasks) {

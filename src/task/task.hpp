@@ -32,11 +32,18 @@ struct SizeSpec {
 
 struct KernelSpec {
     std::string name;
-    std::string cuda_signature;    // as it must appear in seed.cu
-    std::string opencl_signature;  // as it must appear in seed.cl
+    // Its parameters, once for every language (each renders its own declaration: signature_text).
+    // Empty: not declared, and nothing is compared (test doubles).
+    std::vector<SignatureParam> params;
     unsigned dims = 1;             // dimensionality of its launch domain
     Dim3 default_block;
 };
+
+// The kernel's declaration in `language`, as it must appear in a seed of that language; empty when
+// the kernel declares no parameters.
+inline std::string signature_text(const KernelSpec& kernel, Language language) {
+    return kernel.params.empty() ? std::string() : render_signature(language, kernel.name, kernel.params);
+}
 
 // Every task has these three size profiles, smallest first (the one list the CLI and study files check against).
 inline const std::vector<std::string> kProfileNames = {"small", "paper", "large"};

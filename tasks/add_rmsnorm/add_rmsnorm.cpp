@@ -51,10 +51,10 @@ TaskSpec make_spec() {
     s.tolerance = "residual bit-exact; bf16 y within 0.5 ulp beyond its own rounding of the exact value (sum of "
                   "squares in fp32, one rounding) or of vLLM's bf16(bf16(r inv_rms) w); NaN or Inf fails";
     s.kernels = {{"add_rmsnorm",
-                  "extern \"C\" __global__ void add_rmsnorm(const __nv_bfloat16* x, __nv_bfloat16* residual, const "
-                  "__nv_bfloat16* weight, __nv_bfloat16* y, unsigned hidden, unsigned tokens, float eps)",
-                  "__kernel void add_rmsnorm(__global const ushort* x, __global ushort* residual, __global const ushort* "
-                  "weight, __global ushort* y, uint hidden, uint tokens, float eps)",
+                  {sig::const_ptr("x", ParamType::bf16), sig::ptr("residual", ParamType::bf16),
+                   sig::const_ptr("weight", ParamType::bf16), sig::ptr("y", ParamType::bf16),
+                   sig::value("hidden", ParamType::u32), sig::value("tokens", ParamType::u32),
+                   sig::value("eps", ParamType::f32)},
                   2, Dim3{256, 1, 1}}};
     // small: PoCL in seconds. paper: LLaMA-3-8B decode (H 4096), LLaMA-3-70B prefill (H 8192),
     // Qwen3-30B-A3B decode (H 2048); held out DeepSeek-V3 (H 7168). large: 16k-token prefill chunks.

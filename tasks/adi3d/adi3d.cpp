@@ -28,12 +28,8 @@ SizeSpec cube(int64_t n, int64_t steps, bool heldout = false) { return grid(n, n
 
 KernelSpec kernel(const std::string& name) {
     return {name,
-            fmt::format("extern \"C\" __global__ void {}(const float* u_in, float* u_out, unsigned nx, unsigned ny, "
-                        "unsigned nz, float mu)",
-                        name),
-            fmt::format("__kernel void {}(__global const float* u_in, __global float* u_out, uint nx, uint ny, uint nz, "
-                        "float mu)",
-                        name),
+            {sig::const_ptr("u_in", ParamType::f32), sig::ptr("u_out", ParamType::f32), sig::value("nx", ParamType::u32),
+             sig::value("ny", ParamType::u32), sig::value("nz", ParamType::u32), sig::value("mu", ParamType::f32)},
             2, Dim3{32, 4, 1}};
 }
 

@@ -52,14 +52,16 @@ TaskSpec make_spec() {
     s.tolerance = "bf16 out: per element, error beyond the output's own rounding <= 2^-7 (|ref| + rms(ref)) + 2^-7 "
                   "sum_j p_j |v_j| (admits P rounded once to bf16); NaN or Inf fails";
     s.kernels = {{"attention_decode_paged",
-                  "extern \"C\" __global__ void attention_decode_paged(const __nv_bfloat16* q, const __nv_bfloat16* "
-                  "k_cache, const __nv_bfloat16* v_cache, const int* block_tables, const int* context_lens, "
-                  "__nv_bfloat16* out, float* workspace, unsigned* counters, unsigned num_seqs, unsigned q_heads, "
-                  "unsigned kv_heads, unsigned head_dim, unsigned max_blocks_per_seq, float scale)",
-                  "__kernel void attention_decode_paged(__global const ushort* q, __global const ushort* k_cache, "
-                  "__global const ushort* v_cache, __global const int* block_tables, __global const int* "
-                  "context_lens, __global ushort* out, __global float* workspace, __global uint* counters, uint "
-                  "num_seqs, uint q_heads, uint kv_heads, uint head_dim, uint max_blocks_per_seq, float scale)",
+                  {sig::const_ptr("q", ParamType::bf16), sig::const_ptr("k_cache", ParamType::bf16),
+                   sig::const_ptr("v_cache", ParamType::bf16),
+                   sig::const_ptr("block_tables", ParamType::i32),
+                   sig::const_ptr("context_lens", ParamType::i32),
+                   sig::ptr("out", ParamType::bf16), sig::ptr("workspace", ParamType::f32),
+                   sig::ptr("counters", ParamType::u32), sig::value("num_seqs", ParamType::u32),
+                   sig::value("q_heads", ParamType::u32), sig::value("kv_heads", ParamType::u32),
+                   sig::value("head_dim", ParamType::u32),
+                   sig::value("max_blocks_per_seq", ParamType::u32),
+                   sig::value("scale", ParamType::f32)},
                   2, Dim3{32, 1, 1}}};
     // B x contexts x Hq x Hkv x d. small: contexts <= 300, B <= 8, head-group ratios 1, 4, 2 and 8. paper: LLaMA-3-8B
     // (32, 8) 16 requests of 512-4k, LLaMA-3-70B TP8 (8, 1) 64 of 512-2k, Qwen3-30B-A3B (32, 4) one of

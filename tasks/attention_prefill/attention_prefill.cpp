@@ -54,12 +54,12 @@ TaskSpec make_spec() {
     s.tolerance = "bf16 out: per element, error beyond the output's own rounding <= 2^-7 (|ref| + rms(ref)) + 2^-7 "
                   "sum_j p_j |v_j| (admits P rounded once to bf16); NaN or Inf fails";
     s.kernels = {{"attention_prefill",
-                  "extern \"C\" __global__ void attention_prefill(const __nv_bfloat16* q, const __nv_bfloat16* k, const "
-                  "__nv_bfloat16* v, const int* cu_seqlens, __nv_bfloat16* out, unsigned tokens, unsigned num_seqs, "
-                  "unsigned q_heads, unsigned kv_heads, unsigned head_dim, float scale)",
-                  "__kernel void attention_prefill(__global const ushort* q, __global const ushort* k, __global const "
-                  "ushort* v, __global const int* cu_seqlens, __global ushort* out, uint tokens, uint num_seqs, uint "
-                  "q_heads, uint kv_heads, uint head_dim, float scale)",
+                  {sig::const_ptr("q", ParamType::bf16), sig::const_ptr("k", ParamType::bf16),
+                   sig::const_ptr("v", ParamType::bf16),
+                   sig::const_ptr("cu_seqlens", ParamType::i32), sig::ptr("out", ParamType::bf16),
+                   sig::value("tokens", ParamType::u32), sig::value("num_seqs", ParamType::u32),
+                   sig::value("q_heads", ParamType::u32), sig::value("kv_heads", ParamType::u32),
+                   sig::value("head_dim", ParamType::u32), sig::value("scale", ParamType::f32)},
                   2, Dim3{128, 1, 1}}};
     // B x L x Hq x Hkv x d. small: PoCL in well under a second, head-group ratios 1, 4, 2 and 8. paper (CPU reference):
     // LLaMA-3-70B TP8 (8, 1) one 2k prompt, Qwen3-30B-A3B (32, 4) 8 x 512, LLaMA-3-8B (32, 8) 64 short

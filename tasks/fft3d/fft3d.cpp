@@ -45,8 +45,8 @@ TaskSpec make_spec() {
                   "and ||X - X_ref||_2 <= 5e-5 * ||X_ref||_2; NaN or Inf anywhere fails";
     for (const char axis : {'x', 'y', 'z'})
         s.kernels.push_back({fmt::format("fft3d_{}", axis),
-                             fmt::format("extern \"C\" __global__ void fft3d_{}(const float2* in, float2* out, unsigned n)", axis),
-                             fmt::format("__kernel void fft3d_{}(__global const float2* in, __global float2* out, uint n)", axis),
+                             {sig::const_ptr("in", ParamType::f32x2), sig::ptr("out", ParamType::f32x2),
+                              sig::value("n", ParamType::u32)},
                              1, Dim3{256, 1, 1}});
     s.profiles["small"] = {cube(8), cube(16), cube(32), cube(64, true)};
     s.profiles["paper"] = {cube(32), cube(64), cube(128), cube(256, true)};

@@ -81,30 +81,27 @@ TaskSpec make_spec() {
                   "the element's sum of |products| + the bound of vLLM's extra roundings (act: 2^-8 (1.1 |g u| + 2 |silu(g) "
                   "u|); out: 2^-8 (k - 1) sum_j |w_j y_j|, CPU reference only); out's exact value is computed from the "
                   "act the kernel stored; NaN or Inf fails";
-    const std::string cu = "extern \"C\" __global__ void ";
-    const std::string cl = "__kernel void ";
+    using P = ParamType;
     s.kernels = {
-        {"moe_align", cu + "moe_align(const int* topk_ids, int* expert_offsets, int* sorted_pairs, unsigned pairs, unsigned experts)",
-         cl + "moe_align(__global const int* topk_ids, __global int* expert_offsets, __global int* sorted_pairs, uint pairs, uint experts)",
+        {"moe_align",
+         {sig::const_ptr("topk_ids", P::i32), sig::ptr("expert_offsets", P::i32), sig::ptr("sorted_pairs", P::i32),
+          sig::value("pairs", P::u32), sig::value("experts", P::u32)},
          1, Dim3{256, 1, 1}},
         {"moe_gate_up",
-         cu + "moe_gate_up(const __nv_bfloat16* x, const __nv_bfloat16* w13, const int* topk_ids, const int* expert_offsets, "
-              "const int* sorted_pairs, __nv_bfloat16* act, unsigned tokens, unsigned topk, unsigned experts, unsigned hidden, "
-              "unsigned inter)",
-         cl + "moe_gate_up(__global const ushort* x, __global const ushort* w13, __global const int* topk_ids, __global const "
-              "int* expert_offsets, __global const int* sorted_pairs, __global ushort* act, uint tokens, uint topk, uint "
-              "experts, uint hidden, uint inter)",
+         {sig::const_ptr("x", P::bf16), sig::const_ptr("w13", P::bf16), sig::const_ptr("topk_ids", P::i32),
+          sig::const_ptr("expert_offsets", P::i32), sig::const_ptr("sorted_pairs", P::i32), sig::ptr("act", P::bf16),
+          sig::value("tokens", P::u32), sig::value("topk", P::u32), sig::value("experts", P::u32),
+          sig::value("hidden", P::u32), sig::value("inter", P::u32)},
          2, Dim3{64, 1, 1}},
         {"moe_down",
-         cu + "moe_down(const __nv_bfloat16* act, const __nv_bfloat16* w2, const int* topk_ids, const float* topk_weights, "
-              "const int* expert_offsets, const int* sorted_pairs, float* accum, unsigned tokens, unsigned topk, unsigned "
-              "experts, unsigned hidden, unsigned inter)",
-         cl + "moe_down(__global const ushort* act, __global const ushort* w2, __global const int* topk_ids, __global const "
-              "float* topk_weights, __global const int* expert_offsets, __global const int* sorted_pairs, __global float* "
-              "accum, uint tokens, uint topk, uint experts, uint hidden, uint inter)",
+         {sig::const_ptr("act", P::bf16), sig::const_ptr("w2", P::bf16), sig::const_ptr("topk_ids", P::i32),
+          sig::const_ptr("topk_weights", P::f32), sig::const_ptr("expert_offsets", P::i32),
+          sig::const_ptr("sorted_pairs", P::i32), sig::ptr("accum", P::f32), sig::value("tokens", P::u32),
+          sig::value("topk", P::u32), sig::value("experts", P::u32), sig::value("hidden", P::u32),
+          sig::value("inter", P::u32)},
          2, Dim3{64, 1, 1}},
-        {"moe_finalize", cu + "moe_finalize(const float* accum, __nv_bfloat16* out, unsigned count)",
-         cl + "moe_finalize(__global const float* accum, __global ushort* out, uint count)", 1, Dim3{256, 1, 1}},
+        {"moe_finalize", {sig::const_ptr("accum", P::f32), sig::ptr("out", P::bf16), sig::value("count", P::u32)}, 1,
+         Dim3{256, 1, 1}},
     };
     // (E, k, H, I): Qwen3-30B-A3B (128, 8, 2048, 768), Mixtral-8x7B (8, 2, 4096, 14336), DeepSeek-V3
     // routed experts at TP8 (256, 8, 7168, 256). small: E 8, k 2, H 256, I 128 for PoCL. paper:

@@ -47,10 +47,9 @@ TaskSpec make_spec() {
     s.tolerance = "per element, beyond the output's own rounding (0.5 ulp of the exact value): 2^-13 * sum_k |a_k b_k| "
                   "(fp32 accumulation in any order); NaN or Inf fails";
     s.kernels = {{"gemm_bf16",
-                  "extern \"C\" __global__ void gemm_bf16(const __nv_bfloat16* a, const __nv_bfloat16* b, __nv_bfloat16* c, "
-                  "unsigned m, unsigned n, unsigned k)",
-                  "__kernel void gemm_bf16(__global const ushort* a, __global const ushort* b, __global ushort* c, uint m, "
-                  "uint n, uint k)",
+                  {sig::const_ptr("a", ParamType::bf16), sig::const_ptr("b", ParamType::bf16),
+                   sig::ptr("c", ParamType::bf16), sig::value("m", ParamType::u32),
+                   sig::value("n", ParamType::u32), sig::value("k", ParamType::u32)},
                   2, Dim3{16, 16, 1}}};
     // (N, K): LLaMA-3-8B qkv (6144, 4096), o (4096, 4096), gate_up (28672, 4096), down (4096, 14336);
     // LLaMA-3-70B TP8 qkv (1280, 8192), gate_up (7168, 8192), down (8192, 3584); DeepSeek-V3 dense

@@ -60,10 +60,10 @@ TaskSpec make_spec() {
                   "max(||a_m|| ||b_n|| / sqrt(K), sqrt(sum over 128-blocks of (||a_m,b|| ||b_n,b||)^2 / 128)) "
                   "(dequantised rows)";
     s.kernels = {{"gemm_fp8_block",
-                  "extern \"C\" __global__ void gemm_fp8_block(const unsigned char* a, const float* a_scale, const "
-                  "unsigned char* b, const float* b_scale, __nv_bfloat16* c, unsigned m, unsigned n, unsigned k)",
-                  "__kernel void gemm_fp8_block(__global const uchar* a, __global const float* a_scale, __global const "
-                  "uchar* b, __global const float* b_scale, __global ushort* c, uint m, uint n, uint k)",
+                  {sig::const_ptr("a", ParamType::u8), sig::const_ptr("a_scale", ParamType::f32),
+                   sig::const_ptr("b", ParamType::u8), sig::const_ptr("b_scale", ParamType::f32),
+                   sig::ptr("c", ParamType::bf16), sig::value("m", ParamType::u32),
+                   sig::value("n", ParamType::u32), sig::value("k", ParamType::u32)},
                   2, Dim3{64, 1, 1}}};
     // M x N x K; N and K are multiples of 128 (DeepSeek-V3's fused q_a/kv_a projection, N 2112, is
     // not, and is left out). small: scaled down for PoCL. paper: DeepSeek-V3 TP8 o projection

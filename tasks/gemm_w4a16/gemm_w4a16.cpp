@@ -60,10 +60,10 @@ TaskSpec make_spec() {
                   "of the exact value for the weights q * s or for the 16-bit weights bf16(q * s) (Marlin's recipe), "
                   "whichever is nearer (a device reference runs recipe_reference too)";
     s.kernels = {{"gemm_w4a16",
-                  "extern \"C\" __global__ void gemm_w4a16(const __nv_bfloat16* a, const unsigned char* b, const "
-                  "__nv_bfloat16* scales, __nv_bfloat16* c, unsigned m, unsigned n, unsigned k)",
-                  "__kernel void gemm_w4a16(__global const ushort* a, __global const uchar* b, __global const ushort* "
-                  "scales, __global ushort* c, uint m, uint n, uint k)",
+                  {sig::const_ptr("a", ParamType::bf16), sig::const_ptr("b", ParamType::u8),
+                   sig::const_ptr("scales", ParamType::bf16), sig::ptr("c", ParamType::bf16),
+                   sig::value("m", ParamType::u32), sig::value("n", ParamType::u32),
+                   sig::value("k", ParamType::u32)},
                   2, Dim3{64, 1, 1}}};
     // M x N x K; N and K are multiples of 128. small: scaled down for PoCL. paper: LLaMA-3-8B qkv
     // (6144, 4096) at M 1, gate_up (28672, 4096) at M 16, down (4096, 14336) at M 64; held out the

@@ -46,10 +46,10 @@ TaskSpec make_spec() {
     s.tolerance = "per element within 2^-7 bf16 ulp beyond the output's own rounding (0.5 ulp of the exact value): "
                   "the int32 sum is exact, only fp32 scale products remain; NaN or Inf fails";
     s.kernels = {{"gemm_w8a8",
-                  "extern \"C\" __global__ void gemm_w8a8(const signed char* a, const float* a_scale, const signed char* b, "
-                  "const float* b_scale, __nv_bfloat16* c, unsigned m, unsigned n, unsigned k)",
-                  "__kernel void gemm_w8a8(__global const char* a, __global const float* a_scale, __global const char* b, "
-                  "__global const float* b_scale, __global ushort* c, uint m, uint n, uint k)",
+                  {sig::const_ptr("a", ParamType::i8), sig::const_ptr("a_scale", ParamType::f32),
+                   sig::const_ptr("b", ParamType::i8), sig::const_ptr("b_scale", ParamType::f32),
+                   sig::ptr("c", ParamType::bf16), sig::value("m", ParamType::u32),
+                   sig::value("n", ParamType::u32), sig::value("k", ParamType::u32)},
                   2, Dim3{16, 16, 1}}};
     // The shapes of gemm_bf16 (LLaMA-3-8B and 70B TP8 projections); DeepSeek-V3 dense down held out.
     s.profiles["small"] = {size_mnk(1, 256, 256), size_mnk(16, 512, 256), size_mnk(64, 256, 512),

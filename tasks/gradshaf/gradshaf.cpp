@@ -42,15 +42,17 @@ TaskSpec make_spec() {
     s.tolerance = "max |err| <= 2e-4 * max(max|psi_0|, max|ref|); NaN or Inf anywhere fails";
     s.kernels = {
         {"gradshaf_axis_reduce",
-         "extern \"C\" __global__ void gradshaf_axis_reduce(const float* psi, float* psi_axis, unsigned nr, unsigned nz)",
-         "__kernel void gradshaf_axis_reduce(__global const float* psi, __global float* psi_axis, uint nr, uint nz)", 1,
+         {sig::const_ptr("psi", ParamType::f32), sig::ptr("psi_axis", ParamType::f32),
+          sig::value("nr", ParamType::u32), sig::value("nz", ParamType::u32)},
+         1,
          Dim3{256, 1, 1}},
         {"gradshaf_step",
-         "extern \"C\" __global__ void gradshaf_step(const float* psi_in, float* psi_out, const float* psi_axis, "
-         "unsigned nr, unsigned nz, float rmin, float dr, float dz, float p_axis, float mu0, float omega)",
-         "__kernel void gradshaf_step(__global const float* psi_in, __global float* psi_out, "
-         "__global const float* psi_axis, uint nr, uint nz, float rmin, float dr, float dz, float p_axis, "
-         "float mu0, float omega)",
+         {sig::const_ptr("psi_in", ParamType::f32), sig::ptr("psi_out", ParamType::f32),
+          sig::const_ptr("psi_axis", ParamType::f32), sig::value("nr", ParamType::u32),
+          sig::value("nz", ParamType::u32), sig::value("rmin", ParamType::f32),
+          sig::value("dr", ParamType::f32), sig::value("dz", ParamType::f32),
+          sig::value("p_axis", ParamType::f32), sig::value("mu0", ParamType::f32),
+          sig::value("omega", ParamType::f32)},
          2, Dim3{16, 16, 1}},
     };
     // small: non-square, neither powers of two nor 2^k + 1.

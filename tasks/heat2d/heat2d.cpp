@@ -35,10 +35,9 @@ TaskSpec make_spec() {
     s.model = "8 B per cell per step (read u_in, write u_out)";
     s.tolerance = "max |err| <= 2e-5 * max(max|u_0|, max|ref|); NaN or Inf anywhere fails";
     s.kernels = {{"heat_step",
-                  "extern \"C\" __global__ void heat_step(const float* u_in, float* u_out, unsigned nx, unsigned ny, "
-                  "float alpha)",
-                  "__kernel void heat_step(__global const float* u_in, __global float* u_out, uint nx, uint ny, "
-                  "float alpha)",
+                  {sig::const_ptr("u_in", ParamType::f32), sig::ptr("u_out", ParamType::f32),
+                   sig::value("nx", ParamType::u32), sig::value("ny", ParamType::u32),
+                   sig::value("alpha", ParamType::f32)},
                   2, Dim3{16, 16, 1}}};
     s.profiles["small"] = {grid(64, 64, 10), grid(96, 80, 10), grid(128, 128, 20), grid(100, 75, 15, true)};
     s.profiles["paper"] = {grid(256, 256, 50), grid(512, 512, 100), grid(1024, 1024, 50), grid(768, 768, 75, true)};

@@ -60,10 +60,11 @@ TaskSpec make_spec() {
         "end further than {} * (1 + |q_ref|) from the float64 reference run with the same random numbers",
         kMaxMeanZ, kMaxCovRel, kMinAccept, kMaxAccept, 100 * kMaxOffFraction, kAgreeTolerance);
     s.kernels = {{"hmc_step",
-                  "extern \"C\" __global__ void hmc_step(const float* q_in, float* q_out, unsigned* accept, "
-                  "const float* A, unsigned k, unsigned d, unsigned L, float eps, unsigned step, unsigned seed)",
-                  "__kernel void hmc_step(__global const float* q_in, __global float* q_out, __global uint* accept, "
-                  "__global const float* A, uint k, uint d, uint L, float eps, uint step, uint seed)",
+                  {sig::const_ptr("q_in", ParamType::f32), sig::ptr("q_out", ParamType::f32),
+                   sig::ptr("accept", ParamType::u32), sig::const_ptr("A", ParamType::f32),
+                   sig::value("k", ParamType::u32), sig::value("d", ParamType::u32),
+                   sig::value("L", ParamType::u32), sig::value("eps", ParamType::f32),
+                   sig::value("step", ParamType::u32), sig::value("seed", ParamType::u32)},
                   1, Dim3{64, 1, 1}}};
     // Chains must be many enough that the moment checks hold with a wide margin (the standard
     // error of a mean is 1/sqrt(K) in units of sigma); d is even and at most 32. The small profile

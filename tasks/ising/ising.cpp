@@ -39,10 +39,9 @@ TaskSpec make_spec() {
     s.model = "2 B per site per sweep (each int8 spin read and written once per sweep)";
     s.tolerance = "bit-exact: zero differing spins";
     s.kernels = {{"ising_step",
-                  "extern \"C\" __global__ void ising_step(signed char* spins, const float* p_accept, unsigned nx, "
-                  "unsigned ny, unsigned step, unsigned seed)",
-                  "__kernel void ising_step(__global char* spins, __global const float* p_accept, uint nx, uint ny, "
-                  "uint step, uint seed)",
+                  {sig::ptr("spins", ParamType::i8), sig::const_ptr("p_accept", ParamType::f32),
+                   sig::value("nx", ParamType::u32), sig::value("ny", ParamType::u32),
+                   sig::value("step", ParamType::u32), sig::value("seed", ParamType::u32)},
                   2, Dim3{16, 16, 1}}};
     // Both sides must be even: with an odd side the periodic wrap joins two sites of one colour and
     // the checkerboard update would race. small: non-square, not multiples of 16.

@@ -39,12 +39,11 @@ TaskSpec make_spec() {
               "slot_mapping entry";
     s.tolerance = "bit-exact over both whole caches (written slots and untouched ones)";
     s.kernels = {{"kv_cache_write",
-                  "extern \"C\" __global__ void kv_cache_write(const __nv_bfloat16* key, const __nv_bfloat16* value, "
-                  "__nv_bfloat16* key_cache, __nv_bfloat16* value_cache, const int* slot_mapping, unsigned row, "
-                  "unsigned tokens)",
-                  "__kernel void kv_cache_write(__global const ushort* key, __global const ushort* value, __global "
-                  "ushort* key_cache, __global ushort* value_cache, __global const int* slot_mapping, uint row, uint "
-                  "tokens)",
+                  {sig::const_ptr("key", ParamType::bf16), sig::const_ptr("value", ParamType::bf16),
+                   sig::ptr("key_cache", ParamType::bf16),
+                   sig::ptr("value_cache", ParamType::bf16),
+                   sig::const_ptr("slot_mapping", ParamType::i32),
+                   sig::value("row", ParamType::u32), sig::value("tokens", ParamType::u32)},
                   2, Dim3{128, 1, 1}}};
     // T x Hkv x d. paper: LLaMA-3-8B decode (8 KV heads), LLaMA-3-70B TP8 prefill (1), Qwen3-30B-A3B
     // prefill (4); held out a chunk of odd length. large: 16k-token prefill chunks.

@@ -45,10 +45,9 @@ TaskSpec make_spec() {
     s.tolerance = "per population: |f - f_ref| <= 3e-4 * |f_ref| for each of the nine populations of every cell; "
                   "NaN or Inf anywhere fails";
     s.kernels = {{"lbm_step",
-                  "extern \"C\" __global__ void lbm_step(const float* f_in, float* f_out, unsigned nx, unsigned ny, "
-                  "float tau)",
-                  "__kernel void lbm_step(__global const float* f_in, __global float* f_out, uint nx, uint ny, "
-                  "float tau)",
+                  {sig::const_ptr("f_in", ParamType::f32), sig::ptr("f_out", ParamType::f32),
+                   sig::value("nx", ParamType::u32), sig::value("ny", ParamType::u32),
+                   sig::value("tau", ParamType::f32)},
                   2, Dim3{16, 16, 1}}};
     // small: non-square and not multiples of 16, so hard-coded sizes and missing bounds checks fail.
     s.profiles["small"] = {grid(48, 40, 20), grid(64, 50, 30), grid(96, 72, 20), grid(80, 56, 25, true)};

@@ -45,21 +45,21 @@ TaskSpec make_spec() {
                   "particles fails; "
                   "NaN or Inf anywhere fails";
     s.kernels = {
-        {"lj_clear_cells", "extern \"C\" __global__ void lj_clear_cells(unsigned* cell_count, unsigned m3)",
-         "__kernel void lj_clear_cells(__global uint* cell_count, uint m3)", 1, Dim3{256, 1, 1}},
+        {"lj_clear_cells", {sig::ptr("cell_count", ParamType::u32), sig::value("m3", ParamType::u32)},
+         1, Dim3{256, 1, 1}},
         {"lj_build_cells",
-         "extern \"C\" __global__ void lj_build_cells(const float4* pos, unsigned* cell_count, unsigned* cell_list, "
-         "unsigned n, unsigned m, float L, unsigned max_per_cell)",
-         "__kernel void lj_build_cells(__global const float4* pos, __global uint* cell_count, __global uint* cell_list, "
-         "uint n, uint m, float L, uint max_per_cell)",
+         {sig::const_ptr("pos", ParamType::f32x4), sig::ptr("cell_count", ParamType::u32),
+          sig::ptr("cell_list", ParamType::u32), sig::value("n", ParamType::u32),
+          sig::value("m", ParamType::u32), sig::value("L", ParamType::f32),
+          sig::value("max_per_cell", ParamType::u32)},
          1, Dim3{256, 1, 1}},
         {"lj_step",
-         "extern \"C\" __global__ void lj_step(const float4* pos_in, float4* pos_out, const float4* vel_in, "
-         "float4* vel_out, const unsigned* cell_count, const unsigned* cell_list, unsigned n, unsigned m, float L, "
-         "float rcut2, float dt, unsigned max_per_cell)",
-         "__kernel void lj_step(__global const float4* pos_in, __global float4* pos_out, __global const float4* vel_in, "
-         "__global float4* vel_out, __global const uint* cell_count, __global const uint* cell_list, uint n, uint m, "
-         "float L, float rcut2, float dt, uint max_per_cell)",
+         {sig::const_ptr("pos_in", ParamType::f32x4), sig::ptr("pos_out", ParamType::f32x4),
+          sig::const_ptr("vel_in", ParamType::f32x4), sig::ptr("vel_out", ParamType::f32x4),
+          sig::const_ptr("cell_count", ParamType::u32), sig::const_ptr("cell_list", ParamType::u32),
+          sig::value("n", ParamType::u32), sig::value("m", ParamType::u32),
+          sig::value("L", ParamType::f32), sig::value("rcut2", ParamType::f32),
+          sig::value("dt", ParamType::f32), sig::value("max_per_cell", ParamType::u32)},
          1, Dim3{128, 1, 1}}};
     // L/M >= r_cut and M >= 3 everywhere; densities near the paper's 0.66.
     s.profiles["small"] = {lattice_size(7, 3, 8000, 10), lattice_size(9, 4, 10300, 10), lattice_size(10, 4, 11500, 8),

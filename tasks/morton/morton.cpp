@@ -47,10 +47,9 @@ TaskSpec make_spec() {
     s.tolerance = "max |err| <= 2e-5 * sqrt(max(1, steps / 120)) * max(max|u_0|, max|ref|) over the field gathered "
                   "back to row-major order; NaN or Inf anywhere fails";
     s.kernels = {{"morton_stencil",
-                  "extern \"C\" __global__ void morton_stencil(const float* u_in, float* u_out, unsigned n, "
-                  "unsigned log_n, float alpha)",
-                  "__kernel void morton_stencil(__global const float* u_in, __global float* u_out, uint n, "
-                  "uint log_n, float alpha)",
+                  {sig::const_ptr("u_in", ParamType::f32), sig::ptr("u_out", ParamType::f32),
+                   sig::value("n", ParamType::u32), sig::value("log_n", ParamType::u32),
+                   sig::value("alpha", ParamType::f32)},
                   1, Dim3{256, 1, 1}}};
     // N must be a power of two; the held-out N differs from every in-distribution N of its profile.
     // The naive seed decodes bit by bit, which PoCL runs slowly, so the small cubes stay at 64^3.

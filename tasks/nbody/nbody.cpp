@@ -42,11 +42,11 @@ TaskSpec make_spec() {
     s.model = "20 FLOP per pair, N^2 pairs per step, FP32";
     s.tolerance = "positions: max |err| <= 1e-4 * max|ref|; NaN or Inf anywhere fails";
     s.kernels = {{"nbody_step",
-                  "extern \"C\" __global__ void nbody_step(const float4* pos_in, float4* pos_out, const float4* vel_in, "
-                  "float4* vel_out, const float* mass, unsigned n, float dt, float eps, float G)",
-                  "__kernel void nbody_step(__global const float4* pos_in, __global float4* pos_out, "
-                  "__global const float4* vel_in, __global float4* vel_out, __global const float* mass, uint n, "
-                  "float dt, float eps, float G)",
+                  {sig::const_ptr("pos_in", ParamType::f32x4), sig::ptr("pos_out", ParamType::f32x4),
+                   sig::const_ptr("vel_in", ParamType::f32x4),
+                   sig::ptr("vel_out", ParamType::f32x4), sig::const_ptr("mass", ParamType::f32),
+                   sig::value("n", ParamType::u32), sig::value("dt", ParamType::f32),
+                   sig::value("eps", ParamType::f32), sig::value("G", ParamType::f32)},
                   1, Dim3{128, 1, 1}}};
     s.profiles["small"] = {bodies(128), bodies(256), bodies(512), bodies(384, true)};
     s.profiles["paper"] = {bodies(256), bodies(1024), bodies(2048), bodies(512, true)};

@@ -49,10 +49,11 @@ TaskSpec make_spec() {
     s.tolerance = "bf16 q and k within 0.5 ulp + 2e-5 x (|x1 c| + |x2 s|) beyond their own rounding of the exact "
                   "value or of vLLM's bf16 arithmetic (bf16 cos/sin, each product rounded to bf16); NaN or Inf fails";
     s.kernels = {{"rope",
-                  "extern \"C\" __global__ void rope(const int* positions, __nv_bfloat16* q, __nv_bfloat16* k, const "
-                  "float* cos_sin_cache, unsigned head_dim, unsigned q_heads, unsigned kv_heads, unsigned tokens)",
-                  "__kernel void rope(__global const int* positions, __global ushort* q, __global ushort* k, __global "
-                  "const float* cos_sin_cache, uint head_dim, uint q_heads, uint kv_heads, uint tokens)",
+                  {sig::const_ptr("positions", ParamType::i32), sig::ptr("q", ParamType::bf16),
+                   sig::ptr("k", ParamType::bf16),
+                   sig::const_ptr("cos_sin_cache", ParamType::f32),
+                   sig::value("head_dim", ParamType::u32), sig::value("q_heads", ParamType::u32),
+                   sig::value("kv_heads", ParamType::u32), sig::value("tokens", ParamType::u32)},
                   2, Dim3{128, 1, 1}}};
     // T x Hq x Hkv x d. paper: LLaMA-3-8B decode (32, 8), LLaMA-3-70B TP8 prefill (8, 1), Qwen3-30B-A3B
     // prefill (32, 4); held out a chunk of odd length. large: 16k-token prefill chunks.

@@ -33,8 +33,10 @@ TaskSpec make_spec() {
     s.bound = Bound::bandwidth;
     s.model = "12 B per element (read x, read y, write y)";
     s.tolerance = "per element: |err_i| <= 1e-5 * (|a x_i| + |y_i|); NaN or Inf anywhere fails";
-    s.kernels = {{"saxpy", "extern \"C\" __global__ void saxpy(const float* x, float* y, float a, unsigned n)",
-                  "__kernel void saxpy(__global const float* x, __global float* y, float a, uint n)", 1,
+    s.kernels = {{"saxpy", {sig::const_ptr("x", ParamType::f32), sig::ptr("y", ParamType::f32),
+                            sig::value("a", ParamType::f32),
+                            sig::value("n", ParamType::u32)},
+                  1,
                   Dim3{256, 1, 1}}};
     s.profiles["small"] = {size_n(65536), size_n(262144), size_n(1048576), size_n(300007, true)};
     s.profiles["paper"] = {size_n(1 << 20), size_n(1 << 24), size_n(1 << 26), size_n(1 << 22, true)};

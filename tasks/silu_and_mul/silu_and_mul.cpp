@@ -54,9 +54,9 @@ TaskSpec make_spec() {
     s.tolerance = "bf16 out within 0.5 ulp beyond its own rounding of the exact value (silu and product in fp32, "
                   "rounded once) or of vLLM's bf16(silu(g)) * u; NaN or Inf fails";
     s.kernels = {{"silu_and_mul",
-                  "extern \"C\" __global__ void silu_and_mul(const __nv_bfloat16* x, __nv_bfloat16* out, unsigned d, "
-                  "unsigned tokens)",
-                  "__kernel void silu_and_mul(__global const ushort* x, __global ushort* out, uint d, uint tokens)", 2,
+                  {sig::const_ptr("x", ParamType::bf16), sig::ptr("out", ParamType::bf16),
+                   sig::value("d", ParamType::u32), sig::value("tokens", ParamType::u32)},
+                  2,
                   Dim3{256, 1, 1}}};
     // small: PoCL in seconds. paper: LLaMA-3-8B decode (I 14336), LLaMA-3-70B TP8 prefill (I 3584),
     // Qwen3-30B-A3B experts (I 768, 256 tokens x top-8 rows); held out DeepSeek-V3 dense (I 18432).

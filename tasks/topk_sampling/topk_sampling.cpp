@@ -57,10 +57,9 @@ TaskSpec make_spec() {
     s.tolerance = "mask exact (kept iff l >= the k-th largest, ties kept, -inf never); kept probabilities within "
                   "5e-5 + 7.6e-6 (|l| + |max|) / T relative + 2^-126 absolute; NaN or Inf fails";
     s.kernels = {{"topk_sampling",
-                  "extern \"C\" __global__ void topk_sampling(const float* logits, float* probs, unsigned vocab, unsigned "
-                  "rows, unsigned k, float temperature)",
-                  "__kernel void topk_sampling(__global const float* logits, __global float* probs, uint vocab, uint rows, "
-                  "uint k, float temperature)",
+                  {sig::const_ptr("logits", ParamType::f32), sig::ptr("probs", ParamType::f32),
+                   sig::value("vocab", ParamType::u32), sig::value("rows", ParamType::u32),
+                   sig::value("k", ParamType::u32), sig::value("temperature", ParamType::f32)},
                   2, Dim3{256, 1, 1}}};
     // B x V. Vocabularies: LLaMA-3 128256, Qwen3 151936, DeepSeek-V3 129280; small 4096 (and an odd
     // 4000 held out) for PoCL. paper: decode batches 1, 32, 256; large: 1-2k rows (a prefill's

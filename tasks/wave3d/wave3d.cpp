@@ -38,10 +38,10 @@ TaskSpec make_spec() {
     s.model = "12 B per cell per step (read u_prev and u_curr, write u_next)";
     s.tolerance = "max |err| <= 1e-4 * max(max|u_0|, max|ref|) (u_0: both initial fields); NaN or Inf anywhere fails";
     s.kernels = {{"wave_step",
-                  "extern \"C\" __global__ void wave_step(const float* u_prev, const float* u_curr, float* u_next, "
-                  "unsigned nx, unsigned ny, unsigned nz, float alpha)",
-                  "__kernel void wave_step(__global const float* u_prev, __global const float* u_curr, "
-                  "__global float* u_next, uint nx, uint ny, uint nz, float alpha)",
+                  {sig::const_ptr("u_prev", ParamType::f32), sig::const_ptr("u_curr", ParamType::f32),
+                   sig::ptr("u_next", ParamType::f32), sig::value("nx", ParamType::u32),
+                   sig::value("ny", ParamType::u32), sig::value("nz", ParamType::u32),
+                   sig::value("alpha", ParamType::f32)},
                   3, Dim3{8, 8, 4}}};
     // Non-cubic, non-power-of-two small grids, so that a kernel assuming a cube or a multiple of
     // the block fails.

@@ -39,7 +39,7 @@ Expected<CompileOutcome> compile_offline_impl(const std::string& source, const s
 class CudaBackend final : public Backend {
 public:
     std::string name() const override { return "cuda"; }
-    Language language() const override { return Language::cuda; }
+    Language language() const override { return default_language_of("cuda"); }
 
     std::vector<DeviceInfo> probe() override {
         std::lock_guard lock(mutex_);
@@ -117,7 +117,7 @@ private:
 class CudaBackend final : public Backend {
 public:
     std::string name() const override { return "cuda"; }
-    Language language() const override { return Language::cuda; }
+    Language language() const override { return default_language_of("cuda"); }
     std::vector<DeviceInfo> probe() override { return {}; }
     std::string unavailable_reason() const override { return "kevo was built without the CUDA headers"; }
     Expected<std::unique_ptr<Device>> open(int) override { return make_error(unavailable_reason()); }

@@ -24,7 +24,7 @@ public:
     CudaDevice& operator=(const CudaDevice&) = delete;
 
     const DeviceInfo& info() const override { return info_; }
-    Language language() const override { return Language::cuda; }
+    Language language() const override { return default_language_of("cuda"); }
 
     Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines) override;
     Expected<CompileOutcome> compile_for_arch(const std::string& source, const std::vector<std::string>& defines,

@@ -11,7 +11,7 @@ namespace {
 class OpenclBackend final : public Backend {
 public:
     std::string name() const override { return "opencl"; }
-    Language language() const override { return Language::opencl; }
+    Language language() const override { return default_language_of("opencl"); }
 
     std::vector<DeviceInfo> probe() override {
         refresh();

@@ -22,7 +22,7 @@ public:
     OpenclDevice& operator=(const OpenclDevice&) = delete;
 
     const DeviceInfo& info() const override { return info_; }
-    Language language() const override { return Language::opencl; }
+    Language language() const override { return default_language_of("opencl"); }
 
     Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines) override;
     Expected<uint32_t> kernel(uint32_t module, const std::string& name) override;

@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
 #include <system_error>
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/files.hpp"
 #include "search/proposers/common.hpp"
@@ -24,10 +26,15 @@ public:
     std::string name() const override { return "replay"; }
 
     Proposal propose(const ProposalContext& context) override {
-        const std::string other = language_suffix(context.language) == std::string("cu") ? ".cl" : ".cu";
+        // Files of another registered language are skipped; answers (.md, .txt, ...) are parsed.
         std::vector<const fs::path*> usable;
-        for (const auto& f : files_)
-            if (f.extension() != other) usable.push_back(&f);
+        std::set<std::string> skipped;
+        for (const auto& f : files_) {
+            const std::string ext = f.extension().string();
+            const Language of_file = ext.size() > 1 ? language_for_suffix(ext.substr(1)) : Language();
+            if (of_file && of_file != context.language) skipped.insert(ext);
+            else usable.push_back(&f);
+        }
 
         // The iteration number keeps a resumed run in step with the files it already replayed.
         const size_t index = std::max(next_, context.iteration > 0 ? static_cast<size_t>(context.iteration - 1) : 0);
@@ -37,8 +44,8 @@ public:
             proposal.note = fmt::format("replayed all {} file{} of {}", usable.size(), usable.size() == 1 ? "" : "s",
                                         dir_.string());
             if (usable.size() < files_.size())
-                proposal.note += fmt::format(" ({} {} file{} skipped)", files_.size() - usable.size(), other,
-                                             files_.size() - usable.size() == 1 ? "" : "s");
+                proposal.note += fmt::format(" ({} {} file{} skipped)", files_.size() - usable.size(),
+                                             fmt::join(skipped, "/"), files_.size() - usable.size() == 1 ? "" : "s");
             return proposal;
         }
         next_ = index + 1;
@@ -52,7 +59,7 @@ public:
         }
         const std::string ext = file.extension().string();
         proposal.note = "replay " + file.filename().string();
-        if (ext == ".cu" || ext == ".cl") {
+        if (ext == std::string(".") + language_suffix(context.language)) {
             proposal.status = Proposal::Status::ok;
             proposal.source = *text;
             proposal.answer = std::move(*text);
