@@ -281,9 +281,15 @@ TEST(MlRuns, LlmOnRopeThroughTheRealProxyRejectsTheWrongKernelAndEndsInTheGate) 
         EXPECT_EQ(std::filesystem::path(rejected).parent_path(), std::filesystem::path(s["best_path"].get<std::string>()).parent_path());
         EXPECT_NE(slurp(rejected).find(best_marker), std::string::npos) << rejected;
     } else {
-        // no_gain: on a loaded machine the gain may sit within the spread; the note says so.
-        EXPECT_FALSE(second["accepted"].get<bool>()) << second.dump(1);
+        // no_gain: on a loaded machine the gain may sit within the spread. The search may still have
+        // promoted iteration 2 (re-timed beside the seed in its own window); the gate's verdict rules:
+        // the seed is handed out and the best is kept beside it as the candidate within the noise.
+        ASSERT_EQ(outcome, "no_gain") << s.dump(1);
         EXPECT_NE(handed_out.find(seed_marker), std::string::npos) << handed_out;
+        ASSERT_TRUE(s["within_noise"].is_object()) << s.dump(1);
+        EXPECT_EQ(s["within_noise"]["iteration"], 2) << s.dump(1);
+        const auto kept = std::filesystem::path(s["best_path"].get<std::string>()).parent_path() / "candidate-within-noise.cl";
+        EXPECT_NE(slurp(kept.string()).find(best_marker), std::string::npos) << kept;
     }
     // Tokens and cost: counted per reply, priced by the proxy.
     EXPECT_GT(rep["tokens"].get<int>(), 0);
