@@ -1,5 +1,6 @@
 // The narrow interface every compute backend implements (CUDA, OpenCL). Everything above it
 // (evaluator, calibration, CLI) speaks only this; vendor headers stay under src/backends/<name>/.
+// Vendor library routines are an optional extension a backend may add (backend/vendor_routines.hpp).
 #pragma once
 
 #include <array>
@@ -97,57 +98,6 @@ struct Launch {
     uint64_t shared_bytes = 0;  // dynamic shared memory per block (CUDA; smem= in the launch directive)
 };
 
-// A vendor library routine a backend can time as a peer of a suite kernel (`kevo bench`), or as the
-// yardstick of a tensor-core ceiling (calibration: the GEMMs).
-enum class VendorRoutine {
-    fft3d_c2c,  // forward, unnormalised, out of place: n^3 complex float (cuFFT)
-    saxpy,      // y <- alpha x + y on n floats (cuBLAS)
-    // D <- A^T B (cuBLASLt), column-major: A is k x m and B k x n, both with leading dimension k
-    // (so A's columns are the rows of a row-major [m, k] matrix), D is m x n with leading dimension m:
-    gemm_bf16,  // bf16 operands, fp32 accumulate, bf16 D
-    gemm_fp8,   // fp8 e4m3 operands, fp32 accumulate, bf16 D
-    gemm_int8,  // int8 operands, int32 accumulate, int32 D
-    // fp8 e4m3 operands with fp32 block scales, bf16 D: A (the weights' side) one scale per 128 x 128
-    // block, B (the activations' side) one per 128 values of k (cuBLASLt's BLK128x128_32F and
-    // VEC128_32F modes, CUDA 12.9+; layouts in gemm_fp8_block_scale_counts below).
-    gemm_fp8_block,
-};
-const char* vendor_routine_name(VendorRoutine routine);
-
-// The extent of a GEMM call: D is m x n, the inner dimension k.
-struct GemmDims {
-    uint64_t m = 0, n = 0, k = 0;
-    bool operator==(const GemmDims&) const = default;
-};
-
-struct VendorCall {
-    VendorRoutine routine = VendorRoutine::saxpy;
-    uint64_t n = 0;     // cube side (fft3d_c2c), element count (saxpy), D's columns (GEMMs)
-    BufferHandle in{};  // fft3d_c2c: input; saxpy: x; GEMMs: A
-    BufferHandle out{}; // fft3d_c2c: output; saxpy: y, updated in place; GEMMs: D
-    float alpha = 0;
-    BufferHandle in_b{};  // GEMMs: B
-    // GEMMs: D's rows and the inner dimension. Both 0 (the tensor ceilings' calls) mean the cube
-    // n x n x n; see gemm_dims.
-    uint64_t m = 0, k = 0;
-    BufferHandle scale_a{}, scale_b{};  // gemm_fp8_block: A's and B's block scales
-};
-
-// The GEMM extent a call asks for: (m, n, k), or (n, n, n) when m and k are both 0.
-inline GemmDims gemm_dims(const VendorCall& call) {
-    if (call.m == 0 && call.k == 0) return {call.n, call.n, call.n};
-    return {call.m, call.n, call.k};
-}
-
-// gemm_fp8_block's scale tensors as cuBLASLt lays them out, in floats: A's BLK128x128 scales are
-// ceil(m/128) columns of ceil(k/128) values rounded up to a multiple of 4 (k-blocks fastest); B's
-// VEC128 scales are ceil(k/128) rows of n values rounded up to a multiple of 4 (n fastest).
-struct BlockScaleCounts {
-    uint64_t a = 0, b = 0;
-    uint64_t a_lead = 0, b_lead = 0;  // the padded fastest extents
-};
-BlockScaleCounts gemm_fp8_block_scale_counts(const GemmDims& dims);
-
 class Device {
 public:
     virtual ~Device() = default;
@@ -184,18 +134,6 @@ public:
     virtual Expected<void> run(std::span<const Launch> launches) = 0;
     // Same, timed on the device: seconds from the start of the first launch to the end of the last.
     virtual Expected<double> run_timed(std::span<const Launch> launches) = 0;
-
-    // The vendor library that provides `routine` on this device ("cuFFT 12.0"), or an error saying
-    // why there is none. Backends without vendor libraries keep these defaults.
-    virtual Expected<std::string> vendor_library(VendorRoutine routine) {
-        return make_error(std::string("no vendor library for ") + vendor_routine_name(routine) + " on this backend");
-    }
-    // Runs one call of the vendor routine, timed on the device like run_timed.
-    virtual Expected<double> run_vendor_timed(const VendorCall& call) {
-        auto library = vendor_library(call.routine);
-        if (!library) return library.error();
-        return make_error("run_vendor_timed is not implemented for " + *library);
-    }
 
     // True after an error that leaves the device context unusable (CUDA sticky errors); the
     // worker process then reports and exits so the parent can start a fresh one.

@@ -11,7 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "backend/backend.hpp"
+#include "backend/vendor_routines.hpp"
 
 namespace kevo {
 

@@ -157,7 +157,7 @@ PeerTiming time_gemm_peer(Device& device, CacheFlusher& flusher, VendorRoutine r
     const TaskGemm t = task_gemm(size);
     PeerTiming peer;
     peer.name = peer_name(routine);
-    auto library = device.vendor_library(routine);
+    auto library = vendor_library(device, routine);
     if (!library) {
         peer.error = library.error().message;
         return peer;
@@ -185,7 +185,7 @@ PeerTiming time_gemm_peer(Device& device, CacheFlusher& flusher, VendorRoutine r
     call.in = *a;
     call.in_b = *b;
     call.out = *d;
-    const auto run_once = [&] { return device.run_vendor_timed(call); };
+    const auto run_once = [&] { return run_vendor_timed(device, call); };
     time_calls(peer, flusher, warmup, repeat, run_once);
     if (!peer.ran()) return peer;
     // Once more into a poisoned D, so that the check sees what this very call wrote.

@@ -12,6 +12,7 @@
 
 #include <string>
 
+#include "backend/vendor_routines.hpp"
 #include "bench/peers.hpp"
 
 namespace kevo {

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "backend/vendor_routines.hpp"
 #include "bench/gemm_peers.hpp"
 #include "bench/peer_checks.hpp"
 #include "bench/peer_timing.hpp"
@@ -67,7 +68,7 @@ PeerTiming vendor_peer(Device& device, CacheFlusher& flusher, const char* name, 
                        int warmup, int repeat) {
     PeerTiming peer;
     peer.name = name;
-    auto library = device.vendor_library(call.routine);
+    auto library = vendor_library(device, call.routine);
     if (!library) {
         peer.error = library.error().message;
         return peer;
@@ -82,7 +83,7 @@ PeerTiming vendor_peer(Device& device, CacheFlusher& flusher, const char* name, 
     }
     call.in = *a;
     call.out = *b;
-    const auto run_once = [&] { return device.run_vendor_timed(call); };
+    const auto run_once = [&] { return run_vendor_timed(device, call); };
     time_calls(peer, flusher, warmup, repeat, run_once);
     check_peer_output(peer, device, *b, out, run_once, check);
     return peer;

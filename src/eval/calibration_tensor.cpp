@@ -7,6 +7,7 @@
 
 #include <fmt/format.h>
 
+#include "backend/vendor_routines.hpp"
 #include "core/rng.hpp"
 #include "eval/calibration.hpp"
 
@@ -78,7 +79,7 @@ TensorCeiling from_datasheet(ComputeClass kind, const std::optional<Datasheet>& 
 
 // One class's GEMM: the buffers, warm-up calls, then the timed calls; the best rate is the ceiling.
 Expected<TensorCeiling> measure_class(Device& device, const ClassGemm& g, const CalibrationOptions& options) {
-    auto library = device.vendor_library(g.routine);
+    auto library = vendor_library(device, g.routine);
     if (!library) return library.error();
     const uint64_t n = gemm_side(device.info(), g);
     std::vector<BufferHandle> buffers;
@@ -106,7 +107,7 @@ Expected<TensorCeiling> measure_class(Device& device, const ClassGemm& g, const 
     TensorCeiling t;
     t.kind = g.kind;
     for (int i = 0; i < kWarmupCalls + kTimedCalls; ++i) {
-        auto seconds = device.run_vendor_timed(call);
+        auto seconds = run_vendor_timed(device, call);
         if (!seconds) {
             release();
             return seconds.error();

@@ -3,6 +3,7 @@
 #pragma once
 
 #include "backend/backend.hpp"
+#include "backend/vendor_routines.hpp"
 #include "backends/cuda/cuda_api.hpp"
 #include "backends/cuda/lt_gemm.hpp"
 #include "backends/cuda/pinned_staging.hpp"
@@ -14,7 +15,7 @@
 
 namespace kevo::cuda {
 
-class CudaDevice final : public Device {
+class CudaDevice final : public Device, public VendorRoutines {
 public:
     // `api` must outlive the device (it is the process-wide table). `info` comes from probing;
     // `ordinal` is the driver's number for the device.

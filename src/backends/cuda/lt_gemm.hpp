@@ -4,11 +4,11 @@
 // and kept, so that a timed call is the matmul alone.
 #pragma once
 
-#include "backend/backend.hpp"
 #include <cstddef>
 #include <cstdint>
 #include <string>
 
+#include "backend/vendor_routines.hpp"
 #include "backends/cuda/cuda_api.hpp"
 
 
