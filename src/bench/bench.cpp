@@ -49,7 +49,7 @@ namespace {
 // One bench from start to end: the report being built, the kernels it runs, and the phases.
 class BenchRun {
 public:
-    BenchRun(Evaluator& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks)
+    BenchRun(Evaluating& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks)
         : evaluator_(evaluator), options_(options), callbacks_(callbacks), clock_start_(std::chrono::steady_clock::now()) {}
 
     Expected<BenchReport> run() {
@@ -78,7 +78,7 @@ private:
         return {};
     }
 
-    Evaluator& evaluator_;
+    Evaluating& evaluator_;
     const BenchOptions& options_;
     const BenchCallbacks& callbacks_;
     const std::chrono::steady_clock::time_point clock_start_;
@@ -294,7 +294,7 @@ private:
 
 }  // namespace
 
-Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks) {
+Expected<BenchReport> run_bench(Evaluating& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks) {
     return BenchRun(evaluator, options, callbacks).run();
 }
 

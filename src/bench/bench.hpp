@@ -16,7 +16,7 @@
 #include "bench/peers.hpp"
 #include "eval/calibration.hpp"
 #include "eval/eval_types.hpp"
-#include "eval/evaluator.hpp"
+#include "eval/evaluating.hpp"
 
 namespace kevo {
 
@@ -92,7 +92,7 @@ struct BenchCallbacks {
 
 // A signal (core/interrupt.hpp) ends the bench after the step it cut short: the report so far comes
 // back with `interrupted` set, not an error.
-Expected<BenchReport> run_bench(Evaluator& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks);
+Expected<BenchReport> run_bench(Evaluating& evaluator, const BenchOptions& options, const BenchCallbacks& callbacks);
 
 nlohmann::json to_json(const BenchReport& report);
 nlohmann::json invocations_json(const BenchReport& report);

@@ -9,6 +9,7 @@
 #include "backend/registry.hpp"
 #include "bench/bench.hpp"
 #include "bench/bench_aggregates.hpp"
+#include "eval/evaluator.hpp"
 #include "bench/bench_render.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"

@@ -21,6 +21,7 @@
 #include "core/interrupt.hpp"
 #include "core/rng.hpp"
 #include "eval/calibration.hpp"
+#include "eval/evaluator.hpp"
 #include "search/loop.hpp"
 #include "search/proposers/registry.hpp"
 #include "search/run_settings.hpp"

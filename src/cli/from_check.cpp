@@ -5,7 +5,7 @@
 
 namespace kevo::cli {
 
-Expected<std::optional<std::string>> from_kernel_problem(Evaluator& evaluator, const RunOptions& options) {
+Expected<std::optional<std::string>> from_kernel_problem(Evaluating& evaluator, const RunOptions& options) {
     EvalRequest request;
     request.task = options.task;
     request.profile = options.profile;

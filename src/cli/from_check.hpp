@@ -7,13 +7,13 @@
 #include <string>
 
 #include "core/expected.hpp"
-#include "eval/evaluator.hpp"
+#include "eval/evaluating.hpp"
 #include "search/loop.hpp"
 
 namespace kevo::cli {
 
 // nullopt when the --from kernel of `options` is correct at the run's in-distribution sizes; else
 // the reason ("--from FILE: the kernel is incorrect: ..."). An error: the check itself could not run.
-Expected<std::optional<std::string>> from_kernel_problem(Evaluator& evaluator, const RunOptions& options);
+Expected<std::optional<std::string>> from_kernel_problem(Evaluating& evaluator, const RunOptions& options);
 
 }  // namespace kevo::cli

@@ -10,6 +10,7 @@
 
 #include "eval/calibration.hpp"
 #include "eval/eval_types.hpp"
+#include "eval/evaluating.hpp"
 #include "eval/worker_client.hpp"
 
 namespace kevo {
@@ -32,18 +33,16 @@ struct EvaluatorOptions {
     std::function<void(const std::string&)> progress;  // stage lines for humans; may be empty
 };
 
-class Evaluator {
+class Evaluator final : public Evaluating {
 public:
     explicit Evaluator(EvaluatorOptions options);
 
-    Expected<DeviceInfo> device();
-    // compile_only: static scan, directives and compilation; nothing runs.
-    Expected<EvalResult> evaluate(const EvalRequest& request, bool compile_only = false);
-    Expected<Calibration> calibrate(bool quick);
-    // The ceilings the worker scores against when a request pins none (cached, or measured now on
-    // first use): what a run or a study pins for all of its evaluations.
-    Expected<Calibration> ceilings();
-    int worker_restarts() const { return client_.restarts(); }
+    Expected<DeviceInfo> device() override;
+    Expected<EvalResult> evaluate(const EvalRequest& request, bool compile_only = false) override;
+    Expected<Calibration> calibrate(bool quick) override;
+    // Cached, or measured now on first use.
+    Expected<Calibration> ceilings() override;
+    int worker_restarts() const override { return client_.restarts(); }
 
 private:
     EvaluatorOptions options_;

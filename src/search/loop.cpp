@@ -98,7 +98,7 @@ HeldoutRecord seed_row(const std::string& run_id, int64_t seed_id, const GateExa
 // One run, from the store's state (nothing, for a new run) to its summary.
 class RunDriver {
 public:
-    RunDriver(Evaluator& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress,
+    RunDriver(Evaluating& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress,
               RunRecord run, const RunOptions& options, const Task& task, DeviceInfo device,
               std::unique_ptr<Strategy> strategy)
         : evaluator_(evaluator), store_(store), proposer_(proposer), progress_(std::move(progress)), run_(std::move(run)),
@@ -197,7 +197,7 @@ private:
         return s;
     }
 
-    Evaluator& evaluator_;
+    Evaluating& evaluator_;
     Store& store_;
     Proposer& proposer_;
     std::function<void(const std::string&)> progress_;
@@ -726,7 +726,7 @@ Expected<RunOptions> run_options_from_json(const nlohmann::json& j) {
     }
 }
 
-SearchLoop::SearchLoop(Evaluator& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress)
+SearchLoop::SearchLoop(Evaluating& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress)
     : evaluator_(evaluator), store_(store), proposer_(proposer), progress_(std::move(progress)) {}
 
 // The ceilings a new run pins: those given (checked against the device), else the device's own.

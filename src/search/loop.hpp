@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/json.hpp"
-#include "eval/evaluator.hpp"
+#include "eval/evaluating.hpp"
 #include "search/gate.hpp"
 #include "search/proposer.hpp"
 #include "search/search_state.hpp"
@@ -123,7 +123,7 @@ struct RunExtension {
 
 class SearchLoop {
 public:
-    SearchLoop(Evaluator& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress);
+    SearchLoop(Evaluating& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress);
 
     // A new run, under `run_id` when given (a sweep names its cells' runs before they start).
     Expected<RunSummary> start(const RunOptions& options, const std::string& run_id = {});
@@ -132,7 +132,7 @@ public:
     Expected<RunSummary> resume(const std::string& run_id, const RunExtension& extension = {});
 
 private:
-    Evaluator& evaluator_;
+    Evaluating& evaluator_;
     Store& store_;
     Proposer& proposer_;
     std::function<void(const std::string&)> progress_;
