@@ -1,5 +1,6 @@
-// Test helper: runs the real kevo binary (KEVO_BINARY) with arguments and captures its exit
-// status, stdout, stderr and wall time. Used by the CLI and fault-candidate tests.
+// Test helper: runs the real kevo binary (KEVO_BINARY), or kevo on scripted evaluations
+// (KEVO_SCRIPTED_BINARY, scripted_kevo.cpp), with arguments and captures its exit status, stdout,
+// stderr and wall time. Used by the CLI and fault-candidate tests.
 #pragma once
 
 #include <fcntl.h>
@@ -38,9 +39,10 @@ inline std::string slurp(const std::string& path) {
     return s.str();
 }
 
-// KEVO_BINARY's argv for `args`; `storage` holds the strings the pointers point into.
-inline std::vector<char*> kevo_argv(const std::vector<std::string>& args, std::vector<std::string>& storage) {
-    storage = {KEVO_BINARY};
+// `binary`'s argv for `args`; `storage` holds the strings the pointers point into.
+inline std::vector<char*> kevo_argv(const std::vector<std::string>& args, std::vector<std::string>& storage,
+                                    const char* binary = KEVO_BINARY) {
+    storage = {binary};
     storage.insert(storage.end(), args.begin(), args.end());
     std::vector<char*> argv;
     for (auto& a : storage) argv.push_back(a.data());
@@ -48,7 +50,7 @@ inline std::vector<char*> kevo_argv(const std::vector<std::string>& args, std::v
     return argv;
 }
 
-inline ProcessResult run_kevo(const std::vector<std::string>& args) {
+inline ProcessResult run_binary(const char* binary, const std::vector<std::string>& args) {
     static int counter = 0;
     const std::string base = ::testing::TempDir() + "kevo_proc_" + std::to_string(::getpid()) + "_" + std::to_string(counter++);
     const std::string out_path = base + ".out", err_path = base + ".err";
@@ -58,11 +60,11 @@ inline ProcessResult run_kevo(const std::vector<std::string>& args) {
     posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     std::vector<std::string> all;
-    auto argv = kevo_argv(args, all);
+    auto argv = kevo_argv(args, all, binary);
     ProcessResult r;
     const auto start = std::chrono::steady_clock::now();
     pid_t pid = -1;
-    if (posix_spawn(&pid, KEVO_BINARY, &actions, nullptr, argv.data(), environ) == 0) {
+    if (posix_spawn(&pid, binary, &actions, nullptr, argv.data(), environ) == 0) {
         int status = 0;
         ::waitpid(pid, &status, 0);
         r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -74,6 +76,12 @@ inline ProcessResult run_kevo(const std::vector<std::string>& args) {
     std::remove(out_path.c_str());
     std::remove(err_path.c_str());
     return r;
+}
+
+inline ProcessResult run_kevo(const std::vector<std::string>& args) { return run_binary(KEVO_BINARY, args); }
+// kevo's commands on scripted evaluations: for tests of rules (resume, studies, reports), not of kernels.
+inline ProcessResult run_scripted_kevo(const std::vector<std::string>& args) {
+    return run_binary(KEVO_SCRIPTED_BINARY, args);
 }
 
 // Starts a program in the background in its own process group (so that the whole group can be
@@ -100,10 +108,11 @@ inline pid_t spawn_in_own_group(const char* path, char* const* argv, char* const
 
 // Starts kevo in the background (its own process group, output to `log_path`, stderr to `err_path`
 // where one is given); returns its pid.
-inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string& log_path, const std::string& err_path = "") {
+inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string& log_path, const std::string& err_path = "",
+                        const char* binary = KEVO_BINARY) {
     std::vector<std::string> all;
-    auto argv = kevo_argv(args, all);
-    return spawn_in_own_group(KEVO_BINARY, argv.data(), environ, log_path, err_path);
+    auto argv = kevo_argv(args, all, binary);
+    return spawn_in_own_group(binary, argv.data(), environ, log_path, err_path);
 }
 
 // Runs kevo with stdout and stderr on one pseudo-terminal, as a user at a terminal sees it: the

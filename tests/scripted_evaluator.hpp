@@ -4,8 +4,8 @@
 // (every key optional; a line of code, not a comment, so that two scripts of one kernel are two
 // kernels to the duplicate check): its time at every size is the seed's divided by `speed` (the held-out size's
 // by `heldout_speed`, default `speed`), its verdict `verdict`, and `heldout` the verdict at the held-out
-// sizes alone. A source without a marker is timed as the seed, or as `speed_rule` says (the tune
-// proposer changes knob values, not the source). The sizes are the task's own for the profile; the
+// sizes alone. A source without a marker is timed as `speed_rule` says: by its knob values (the tune
+// proposer changes those, not the source), the seed's own defaults at the seed's speed. The sizes are the task's own for the profile; the
 // seed reaches half of the bandwidth ceiling at each; fractions divide by the ceilings the request pins,
 // else by the evaluator's calibration, which a test may replace (a recalibration). Everything is
 // deterministic: the tests of promotion, strategies, resume, the gate and the reports that run on it
@@ -14,11 +14,13 @@
 #pragma once
 
 #include <cmath>
+#include <chrono>
 #include <functional>
 #include <map>
 #include <optional>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <fmt/format.h>
@@ -82,6 +84,15 @@ inline Calibration scripted_calibration(double bandwidth_gbs = 100, const std::s
     return c;
 }
 
+// The tuner's points differ in knob values only: each has its own speed (the seed's defaults 1, the
+// others from 0.85 to 1.3), the same in every run.
+inline double speed_of_knobs(const EvalRequest& request) {
+    if (request.defines.empty()) return 1.0;
+    std::string key;
+    for (const auto& [name, value] : request.defines) key += name + "=" + value + ";";
+    return 0.85 + 0.075 * static_cast<double>(std::hash<std::string>{}(key) % 7);
+}
+
 class ScriptedEvaluator final : public Evaluating {
 public:
     // The seed reaches this rate at every size (half of the default ceiling).
@@ -90,9 +101,11 @@ public:
     ScriptedEvaluator() = default;
 
     // For a source without a marker: its speed-up over the seed, from the request (its knob values).
-    std::function<double(const EvalRequest&)> speed_rule;
+    std::function<double(const EvalRequest&)> speed_rule = speed_of_knobs;
     // Evaluations beyond this many fail as an environment error; < 0: never.
     int fail_after = -1;
+    // How long each evaluation takes (a test that kills a process mid-run needs it to last).
+    std::chrono::milliseconds delay{0};
     Calibration calibration = scripted_calibration();
     std::vector<EvalRequest> requests;  // every evaluation asked for, in order
 
@@ -111,6 +124,7 @@ public:
         if (fail_after >= 0 && static_cast<int>(requests.size()) >= fail_after)
             return make_error(fmt::format("scripted worker died after {} evaluations", fail_after));
         requests.push_back(request);
+        if (delay.count() > 0) std::this_thread::sleep_for(delay);
         auto task = make_task(request.task);
         if (!task) return task.error();
         auto pinned = request.ceilings.is_null() ? Expected<Calibration>(calibration) : calibration_from_json(request.ceilings);

@@ -151,18 +151,8 @@ std::string scripted_replay_dir() {
     return dir;
 }
 
-// The tuner's points differ in knob values only: each has its own speed (the seed's defaults 1, the
-// others from 0.85 to 1.3), the same in every run.
-double speed_of_knobs(const kevo::EvalRequest& request) {
-    if (request.defines.empty()) return 1.0;
-    std::string key;
-    for (const auto& [name, value] : request.defines) key += name + "=" + value + ";";
-    return 0.85 + 0.075 * static_cast<double>(std::hash<std::string>{}(key) % 7);
-}
-
 kevo::test::ScriptedEvaluator scripted_evaluator(int fail_after = -1) {
     kevo::test::ScriptedEvaluator e;
-    e.speed_rule = speed_of_knobs;
     e.fail_after = fail_after;
     return e;
 }

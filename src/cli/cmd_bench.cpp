@@ -9,7 +9,7 @@
 #include "backend/registry.hpp"
 #include "bench/bench.hpp"
 #include "bench/bench_aggregates.hpp"
-#include "eval/evaluator.hpp"
+#include "eval/evaluator_factory.hpp"
 #include "bench/bench_render.hpp"
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
@@ -135,8 +135,8 @@ int run(BenchCliOptions& o) {
     options.device = o.device.device;
     LiveStatus live(!o.json && is_terminal(stderr));  // stage lines overwrite each other on a terminal
     options.progress = [&](const std::string& line) { live.status("    " + line); };
-    Evaluator evaluator(options);
-    auto info = evaluator.device();
+    auto evaluator = make_evaluator(options);
+    auto info = evaluator->device();
     if (!info) return fail(info.error().message);
 
     BenchOptions bench;
@@ -192,7 +192,7 @@ int run(BenchCliOptions& o) {
         live.print(out, render_bench_task_text(task, layout));
     };
     install_interrupt_handlers();
-    auto report = run_bench(evaluator, bench, callbacks);
+    auto report = run_bench(*evaluator, bench, callbacks);
     live.clear();
     if (!report) return fail_unless_interrupted(report.error().message);
     if (!report->interrupted.empty()) return stop_interrupted(*report, o, unused);

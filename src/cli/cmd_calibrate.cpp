@@ -5,7 +5,7 @@
 #include "cli/commands.hpp"
 #include "cli/common.hpp"
 #include "eval/calibration_change.hpp"
-#include "eval/evaluator.hpp"
+#include "eval/evaluator_factory.hpp"
 
 namespace kevo::cli {
 
@@ -23,14 +23,14 @@ int run(const CalibrateOptions& o) {
     options.backend = *backend;
     options.device = o.device.device;
     options.progress = [&](const std::string& line) { say(o.json, "  " + line); };
-    Evaluator evaluator(options);
-    auto info = evaluator.device();
+    auto evaluator = make_evaluator(options);
+    auto info = evaluator->device();
     if (!info) return fail(info.error().message);
     say(o.json, fmt::format("calibrating {} device {}: {}{}", *backend, o.device.device, info->name, o.quick ? " (quick)" : ""));
     // The cached calibration this one replaces, if any: its figures are reported beside the new
     // ones, so that a calibration on a busy machine does not silently overwrite a quieter one.
     const auto replaced = load_cached_calibration(*info);
-    auto c = evaluator.calibrate(o.quick);
+    auto c = evaluator->calibrate(o.quick);
     if (!c) return fail(c.error().message);
     std::optional<CalibrationChange> change;
     if (replaced) change = compare_calibrations(*replaced, *c);

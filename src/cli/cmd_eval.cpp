@@ -10,7 +10,7 @@
 #include "core/interrupt.hpp"
 #include "core/files.hpp"
 #include "core/rng.hpp"
-#include "eval/evaluator.hpp"
+#include "eval/evaluator_factory.hpp"
 #include "report/eval_text.hpp"
 #include "task/registry.hpp"
 
@@ -90,8 +90,8 @@ int run(EvalOptions& o) {
             return fail(fmt::format("--compile-only: backend {} has no device and cannot compile offline ({})", *backend_name,
                                     backend->unavailable_reason()));
     }
-    Evaluator evaluator(options);
-    auto info = evaluator.device();
+    auto evaluator = make_evaluator(options);
+    auto info = evaluator->device();
     if (!info) return fail(info.error().message);
     request.profile = resolve_profile(o.profile, *info);
     // On stderr in both modes: with --json the progress below it would otherwise have no header.
@@ -101,7 +101,7 @@ int run(EvalOptions& o) {
         say(true, fmt::format("evaluating {} for {} on {} ({}), profile {}", o.file, o.task, info->name, *backend_name,
                               request.profile));
     install_interrupt_handlers();
-    auto result = evaluator.evaluate(request, o.compile_only);
+    auto result = evaluator->evaluate(request, o.compile_only);
     if (!result) return fail_unless_interrupted(result.error().message);
     if (o.json) {
         auto doc = to_json(*result);

@@ -21,7 +21,7 @@
 #include "core/interrupt.hpp"
 #include "core/rng.hpp"
 #include "eval/calibration.hpp"
-#include "eval/evaluator.hpp"
+#include "eval/evaluator_factory.hpp"
 #include "search/loop.hpp"
 #include "search/proposers/registry.hpp"
 #include "search/run_settings.hpp"
@@ -204,16 +204,16 @@ int run(RunInvocation& o) {
     if (auto w = check_writable_folder(options.output_dir.empty() ? "kevo-runs" : options.output_dir); !w)
         return fail(w.error().message);
 
-    Evaluator evaluator(EvaluatorOptions{.backend = options.backend, .device = options.device});
-    auto info = evaluator.device();
+    auto evaluator = make_evaluator(EvaluatorOptions{.backend = options.backend, .device = options.device});
+    auto info = evaluator->device();
     if (!info) return fail(info.error().message);
     if (o.resume.empty()) options.profile = resolve_profile(options.profile, *info);
     if (o.resume.empty() && !options.from_file.empty()) {
-        auto problem = from_kernel_problem(evaluator, options);
+        auto problem = from_kernel_problem(*evaluator, options);
         if (!problem) return fail(problem.error().message);
         if (*problem) return fail(**problem, kExitRejected);
     }
-    SearchLoop loop(evaluator, **store, **proposer, [&](const std::string& line) { say(o.json, line); });
+    SearchLoop loop(*evaluator, **store, **proposer, [&](const std::string& line) { say(o.json, line); });
     auto summary = o.resume.empty() ? loop.start(options, o.run_id) : loop.resume(o.resume, extension);
     if (!summary) return fail(summary.error().message);
     return report_summary(*summary, o);

@@ -17,7 +17,7 @@
 #include "core/files.hpp"
 #include "core/process.hpp"
 #include "eval/calibration.hpp"
-#include "eval/evaluator.hpp"
+#include "eval/evaluator_factory.hpp"
 #include "report/run_figures.hpp"
 #include "store/run_lock.hpp"
 #include "study/child_process.hpp"
@@ -191,8 +191,8 @@ private:
             eo.backend = *backend;
             eo.device = study_.device;
             eo.worker_executable = options_.executable;
-            Evaluator evaluator(eo);
-            auto measured = evaluator.ceilings();
+            auto evaluator = make_evaluator(eo);
+            auto measured = evaluator->ceilings();
             if (!measured) return make_error("the study's ceilings: " + measured.error().message);
             pinned = to_json(*measured);
         }
