@@ -1,19 +1,23 @@
-// The gate end to end through the real binary, worker, PoCL and SQLite, with the replay proposer:
-// a kernel about 6x faster than the seed that is wrong only at the held-out size is accepted by the
+// The gate with the replay proposer. End to end through the real binary, worker, PoCL and SQLite: a
+// kernel about 6x faster than the seed that is wrong only at the held-out size is accepted by the
 // search and rejected by the gate (exit 1, outcome best_failed_gate, the seed handed out as best.cl,
-// the failing kernel kept beside it); a fast correct kernel is handed out (improved); a run where
-// nothing beats the seed hands out the seed (no_gain). In each the held-out fraction and speed-up
-// come from the same samples.
+// the failing kernel kept beside it). On scripted evaluations (kevo_scripted), where the speed-ups
+// are exact: a fast correct kernel is handed out (improved); a run where nothing beats the seed
+// hands out the seed (no_gain). In each the held-out fraction and speed-up come from the same samples.
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
 
-#include "run_support.hpp"
 #include "kevo_process.hpp"
+#include "run_support.hpp"
+#include "scripted_evaluator.hpp"
+#include "task/registry.hpp"
 
 using kevo::test::candidate;
 using kevo::test::opencl_cpu_device;
 using kevo::test::run_kevo;
+using kevo::test::run_scripted_kevo;
 using kevo::test::slurp;
 
 namespace {
@@ -39,6 +43,22 @@ kevo::test::ProcessResult replay_run(int device, const std::string& task, const 
     return run_kevo({"run", task, "--backend", "opencl", "--device", std::to_string(device), "--profile", "small",
                      "--proposer", "replay", "--replay", dir, "--iterations", std::to_string(iterations), "--seed", "7",
                      "--warmup", "1", "--repeat", "10", "--db", db, "--out", out, "--json"});
+}
+
+// A replay folder holding one scripted kernel: `task`'s seed, scripted as `script`.
+std::string scripted_replay_dir(const std::string& name, const std::string& task, const std::string& script) {
+    const std::string dir = temp_path(name);
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    std::ofstream(fs::path(dir) / "10.cl") << kevo::test::scripted(std::string(kevo::task_file(task, "seed.cl")), script);
+    return dir;
+}
+
+// The same run on scripted evaluations.
+kevo::test::ProcessResult scripted_replay_run(const std::string& task, const std::string& dir, const std::string& db,
+                                              const std::string& out) {
+    return run_scripted_kevo({"run", task, "--backend", "opencl", "--profile", "small", "--proposer", "replay", "--replay",
+                              dir, "--iterations", "1", "--seed", "7", "--db", db, "--out", out, "--json"});
 }
 
 // The held-out fraction of the kernel handed out, over the seed's, is the held-out speed-up.
@@ -108,20 +128,20 @@ TEST(RunGate, BestWrongAtTheHeldoutSizeIsRejectedAndAnEarlierIncumbentHandedOut)
 }
 
 TEST(RunGate, FastCorrectKernelPassesAndIsHandedOut) {
-    const auto device = opencl_cpu_device();
-    if (!device) GTEST_SKIP() << "no OpenCL CPU device";
     const std::string db = temp_path("improved.db"), out = temp_path("improved-out");
-    const auto r = replay_run(*device, "nbody", replay_dir("improved-replay", {"nbody_lanes8.cl"}), 1, db, out);
+    fs::remove(db);
+    const auto r = scripted_replay_run("nbody", scripted_replay_dir("improved-replay", "nbody", "speed=6"), db, out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto s = r.json();
     EXPECT_EQ(s["outcome"], "improved") << s.dump(2);
     EXPECT_EQ(s["recommended"], 1);
     EXPECT_TRUE(s["rejected"].is_null());
-    EXPECT_NE(slurp(s["best_path"]).find("lanes of float8"), std::string::npos);
+    EXPECT_NE(slurp(s["best_path"]).find("KEVO_SCRIPT speed=6"), std::string::npos);
     EXPECT_FALSE(fs::exists(fs::path(s["best_path"].get<std::string>()).parent_path() / "rejected-heldout-incorrect.cl"));
     ASSERT_TRUE(s["speedup"].is_number() && s["speedup_spread"].is_number());
-    EXPECT_GT(s["speedup"].get<double>(), 1.0) << s.dump(2);
-    EXPECT_GT(s["best_score"].get<double>(), s["seed_score"].get<double>());
+    EXPECT_NEAR(s["speedup"].get<double>(), 6.0, 1e-9) << s.dump(2);
+    EXPECT_NEAR(s["heldout_speedup"].get<double>(), 6.0, 1e-9) << s.dump(2);
+    EXPECT_NEAR(s["best_score"].get<double>(), 6 * s["seed_score"].get<double>(), 1e-9);
     expect_heldout_figures_agree(s);
     ASSERT_EQ(s["gate"].size(), 1u);
     EXPECT_TRUE(s["gate"][0]["passed"].get<bool>());
@@ -130,10 +150,9 @@ TEST(RunGate, FastCorrectKernelPassesAndIsHandedOut) {
 }
 
 TEST(RunGate, NothingBetterHandsOutTheSeed) {
-    const auto device = opencl_cpu_device();
-    if (!device) GTEST_SKIP() << "no OpenCL CPU device";
     const std::string db = temp_path("nogain.db"), out = temp_path("nogain-out");
-    const auto r = replay_run(*device, "saxpy", replay_dir("nogain-replay", {"saxpy_compile_error.cl"}), 1, db, out);
+    fs::remove(db);
+    const auto r = scripted_replay_run("saxpy", scripted_replay_dir("nogain-replay", "saxpy", "verdict=compile_error"), db, out);
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const auto s = r.json();
     EXPECT_EQ(s["outcome"], "no_gain") << s.dump(2);
@@ -144,6 +163,7 @@ TEST(RunGate, NothingBetterHandsOutTheSeed) {
     EXPECT_EQ(s["heldout_fraction"], s["heldout_seed_fraction"]);
     expect_heldout_figures_agree(s);
     EXPECT_NE(slurp(s["best_path"]).find("__kernel void saxpy"), std::string::npos);
+    EXPECT_EQ(slurp(s["best_path"]).find("KEVO_SCRIPT"), std::string::npos) << "the seed, not the replayed kernel";
     ASSERT_EQ(s["gate"].size(), 1u);
     EXPECT_EQ(s["gate"][0]["iteration"], 0);
 }
