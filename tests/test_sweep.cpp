@@ -1,8 +1,9 @@
-// `kevo sweep` end to end, with the real binary, the real worker on PoCL and a real SQLite store:
-// a small sweep fills every cell with a tagged run; a sweep killed with SIGKILL mid-way takes its
-// runs down with it and, run again, finishes every cell exactly once; the same study at
-// concurrency 1 and 3 gives the same verdicts at every iteration, while the device's lease log
-// shows that no two evaluations' device work overlapped.
+// `kevo sweep` end to end with a real SQLite store. On scripted evaluations (kevo_scripted, whose
+// cells run kevo_scripted again: the sweep's part, whatever the kernels): a small sweep fills every
+// cell with a tagged run; a sweep killed with SIGKILL mid-way takes its runs down with it and, run
+// again, finishes every cell exactly once. With the real binary and the real worker on PoCL: the same
+// study at concurrency 1 and 3 gives the same verdicts at every iteration, while the device's lease
+// log shows that no two evaluations' device work overlapped.
 #include <gtest/gtest.h>
 
 #include <sys/wait.h>
@@ -86,13 +87,12 @@ std::map<std::string, kevo::RunRecord> runs_by_cell(kevo::Store& store, const st
 }
 
 TEST(Sweep, SmallSweepFillsEveryCellWithATaggedRun) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
-    const int device = opencl_cpu_device().value_or(0);
+    const int device = 0;
     StudyText s;
     s.models += fmt::format("[[models]]\nname = \"replayed\"\nproposer = \"replay\"\nreplay = \"{}/{{task}}\"\n", replay_folder());
     const std::string db = temp_path("small.db");
     fs::remove(db);
-    const auto r = run_kevo(sweep_args(write_study(temp_path("small.toml"), s, device), db, temp_path("small-out")));
+    const auto r = kevo::test::run_scripted_kevo(sweep_args(write_study(temp_path("small.toml"), s, device), db, temp_path("small-out")));
     ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("2 of 2 cells finished, 0 failed"), std::string::npos) << r.out;
     auto store = kevo::Store::open(db);
@@ -148,8 +148,7 @@ bool wait_for_progress(const std::string& db, int iterations) {
 }
 
 TEST(Sweep, KilledSweepResumesAndFinishesEveryCellExactlyOnce) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
-    const int device = opencl_cpu_device().value_or(0);
+    const int device = 0;
     StudyText s;
     s.name = "killed";
     s.seeds = "[1, 2, 3, 4]";
@@ -157,7 +156,9 @@ TEST(Sweep, KilledSweepResumesAndFinishesEveryCellExactlyOnce) {
     const std::string db = temp_path("killed.db"), out = temp_path("killed-out"), log = temp_path("killed.log");
     fs::remove(db);
     const std::string study = write_study(temp_path("killed.toml"), s, device);
-    const pid_t pid = kevo::test::spawn_kevo(sweep_args(study, db, out), log);
+    ::setenv("KEVO_SCRIPTED_DELAY_MS", "100", 1);  // each evaluation lasts: the kill lands mid-way
+    const pid_t pid = kevo::test::spawn_kevo(sweep_args(study, db, out), log, "", KEVO_SCRIPTED_BINARY);
+    ::unsetenv("KEVO_SCRIPTED_DELAY_MS");
     ASSERT_GT(pid, 0);
     ASSERT_TRUE(wait_for_progress(db, 2)) << slurp(log);
     ::kill(pid, SIGKILL);  // the sweep alone: its runs must follow it down by themselves
@@ -183,7 +184,7 @@ TEST(Sweep, KilledSweepResumesAndFinishesEveryCellExactlyOnce) {
     EXPECT_GE(started, 1u);
     EXPECT_LE(started, 2u) << "concurrency 2";
 
-    const auto resumed = run_kevo(sweep_args(study, db, out));
+    const auto resumed = kevo::test::run_scripted_kevo(sweep_args(study, db, out));
     ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
     EXPECT_NE(resumed.err.find("continuing study killed"), std::string::npos) << resumed.err;
     const auto runs = runs_by_cell(**store, study_id);
