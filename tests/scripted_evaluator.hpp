@@ -10,7 +10,8 @@
 // else by the evaluator's calibration, which a test may replace (a recalibration). Everything is
 // deterministic: the tests of promotion, strategies, resume, the gate and the reports that run on it
 // check their rules, not the noise of a machine. An evaluation past `fail_after` is an environment
-// error, as a worker that died would be: the run stops there, resumable, as after a kill.
+// error, as a worker that died would be: the run stops there, resumable, as after a kill. The static
+// scan is the real one (a source it refuses is `rejected`, as by the Evaluator).
 #pragma once
 
 #include <cmath>
@@ -27,6 +28,7 @@
 
 #include "core/stats.hpp"
 #include "eval/evaluating.hpp"
+#include "eval/static_scan.hpp"
 #include "task/registry.hpp"
 
 namespace kevo::test {
@@ -129,8 +131,11 @@ public:
         if (!task) return task.error();
         auto pinned = request.ceilings.is_null() ? Expected<Calibration>(calibration) : calibration_from_json(request.ceilings);
         if (!pinned) return pinned.error();
-        Script script = script_of(request.source).value_or(Script{});
-        if (!script_of(request.source) && speed_rule) script.speed = speed_rule(request);
+        // The static scan is the real one: what it refuses never reaches an evaluation.
+        const ScanResult scan = scan_source(request.source, default_language_of("opencl"));
+        const auto marked = script_of(request.source);
+        Script script = marked.value_or(Script{});
+        if (!marked && speed_rule) script.speed = speed_rule(request);
 
         EvalResult r;
         r.task = request.task;
@@ -141,6 +146,12 @@ public:
         r.seed = request.seed;
         r.ceilings = ceilings_used(*pinned);
         r.ceiling_source = r.ceilings.source;
+        r.warnings = scan.warnings;
+        if (!scan.accepted) {
+            r.verdict = Verdict::rejected;
+            r.diagnostics = "static scan: " + scan.reason;
+            return r;
+        }
         if (compile_only) {
             r.verdict = script.verdict == Verdict::compile_error ? Verdict::compile_error : Verdict::ok;
             return r;

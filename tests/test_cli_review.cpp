@@ -424,10 +424,10 @@ TEST(CliReview, InterruptedSweepHintKeepsOutAndDb) {
 
 // Defect 16: map-elites' progress line names the candidate's own cell, the one the archive files it
 // under (with the parent's cell it was drawn from beside it).
+// (On scripted evaluations: the progress line is the loop's, whatever the kernels.)
 TEST(CliReview, MapElitesProgressNamesTheCandidatesCell) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     TempDir dir("review-elites");
-    const auto r = run_kevo({"run", "heat2d", "--proposer", "tune", "--strategy", "map-elites", "--iterations", "4", "--backend",
+    const auto r = kevo::test::run_scripted_kevo({"run", "heat2d", "--proposer", "tune", "--strategy", "map-elites", "--iterations", "4", "--backend",
                              "opencl", "--profile", "small", "--db", dir.file("k.db"), "--out", dir.file("out"), "--seed", "2",
                              "--repeat", "3", "--warmup", "1", "--json"});
     ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 1) << r.err;
@@ -441,7 +441,7 @@ TEST(CliReview, MapElitesProgressNamesTheCandidatesCell) {
         EXPECT_NE(r.err.find(line), std::string::npos) << line << "\n" << r.err;
         ++checked;
     }
-    if (checked == 0) GTEST_SKIP() << "no proposal entered the archive: " << r.err;
+    EXPECT_GT(checked, 0) << "no proposal entered the archive: " << r.err;
 }
 
 std::string unescape_html(std::string s) {

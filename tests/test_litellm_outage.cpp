@@ -1,5 +1,6 @@
 // A run whose proposer cannot be reached, against the real LiteLLM proxy (tests/litellm_proxy.hpp)
-// and the real kevo binary: the proxy killed after 2 iterations of 6 interrupts the run within its
+// and kevo's run command on scripted evaluations (kevo_scripted: the proposer and the run's
+// bookkeeping are what is tested, not the kernels): the proxy killed after 2 iterations of 6 interrupts the run within its
 // failure count (exit 2, `proposer_unavailable`, no gate), and `--resume` against the proxy started
 // again on another port (`--base-url`, a new segment of the settings that `kevo report` shows)
 // finishes all 6 iterations, those lost to the outage not counted; a key the proxy refuses three
@@ -20,11 +21,11 @@
 #include "store/store.hpp"
 
 using kevo::test::fenced;
-using kevo::test::has_device;
 using kevo::test::heat2d_variant;
 using kevo::test::kMasterKey;
 using kevo::test::LiteLlmProxy;
 using kevo::test::run_kevo;
+using kevo::test::run_scripted_kevo;
 using kevo::test::slurp;
 
 namespace {
@@ -74,14 +75,13 @@ std::vector<std::string> hint_words(const std::string& hint) {
 
 TEST(LiteLlmOutage, AProxyKilledMidRunInterruptsItAndResumeFinishesTheBudget) {
     KEVO_REQUIRE_LITELLM(litellm);
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     ::setenv("KEVO_API_KEY", kMasterKey, 1);
     const std::string db = temp("outage.db"), id = "outage";
     auto proxy = start_proxy(*litellm, "outage-1.log");
     ASSERT_TRUE(proxy);
 
     const pid_t pid = kevo::test::spawn_kevo(llm_run(proxy->base_url(), "kevo-paced", db, {"--iterations", "6", "--run-id", id}),
-                                             temp("outage-run.log"));
+                                             temp("outage-run.log"), "", KEVO_SCRIPTED_BINARY);
     ASSERT_GT(pid, 0);
     ASSERT_EQ(kevo::test::wait_for_iterations(db, 2, 300), id) << slurp(temp("outage-run.log"));
     proxy->kill_now();  // not restarted yet: the next request (likely in flight) finds no server
@@ -108,9 +108,9 @@ TEST(LiteLlmOutage, AProxyKilledMidRunInterruptsItAndResumeFinishesTheBudget) {
     ASSERT_TRUE(proxy);
     auto args = hint_words(hint);
     ASSERT_GE(args.size(), 4u);
-    args.erase(args.begin());  // "kevo": run_kevo runs the binary under test
+    args.erase(args.begin());  // "kevo": the scripted kevo runs the resume
     for (const std::string& word : {std::string("--base-url"), proxy->base_url(), std::string("--json")}) args.push_back(word);
-    const auto resumed = run_kevo(args);
+    const auto resumed = run_scripted_kevo(args);
     ASSERT_EQ(resumed.exit_code, kevo::test::run_exit_status(resumed.json())) << resumed.err;
     const auto end = resumed.json();
     const auto& c = end["proposals"];
@@ -131,12 +131,11 @@ TEST(LiteLlmOutage, AProxyKilledMidRunInterruptsItAndResumeFinishesTheBudget) {
 
 TEST(LiteLlmOutage, AKeyTheProxyRefusesInterruptsTheRun) {
     KEVO_REQUIRE_LITELLM(litellm);
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     auto proxy = start_proxy(*litellm, "wrongkey.log");
     ASSERT_TRUE(proxy);
     ::setenv("KEVO_API_KEY", "sk-wrong", 1);
     const std::string db = temp("wrongkey.db");
-    const auto r = run_kevo(llm_run(proxy->base_url(), "kevo-good", db, {"--iterations", "5", "--run-id", "wrongkey"}));
+    const auto r = run_scripted_kevo(llm_run(proxy->base_url(), "kevo-good", db, {"--iterations", "5", "--run-id", "wrongkey"}));
     ::unsetenv("KEVO_API_KEY");
     EXPECT_EQ(r.exit_code, 2) << r.err;
     const auto summary = r.json();
@@ -153,13 +152,12 @@ TEST(LiteLlmOutage, AKeyTheProxyRefusesInterruptsTheRun) {
 
 TEST(LiteLlmOutage, MaxWallBoundsARequestInFlight) {
     KEVO_REQUIRE_LITELLM(litellm);
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     auto proxy = start_proxy(*litellm, "maxwall.log");
     ASSERT_TRUE(proxy);
     ::setenv("KEVO_API_KEY", kMasterKey, 1);
     const std::string db = temp("maxwall.db");
     // The proxy answers after 30 s; --max-wall 12 leaves the request what the seed's evaluation did not use.
-    const auto r = run_kevo(llm_run(proxy->base_url(), "kevo-slow", db,
+    const auto r = run_scripted_kevo(llm_run(proxy->base_url(), "kevo-slow", db,
                                     {"--iterations", "3", "--max-wall", "12", "--run-id", "maxwall"}));
     ::unsetenv("KEVO_API_KEY");
     ASSERT_EQ(r.exit_code, kevo::test::run_exit_status(r.json())) << r.err;

@@ -4,8 +4,9 @@
 // without code, a <think> draft before the real answer; the failure classes of its refusals, a
 // deadline and SIGTERM during a 30 s mock delay, a 2 MB rejected kernel kept out of later request
 // bodies (seen through a recording relay), two code blocks, a 200 without choices. The proxy prices each reply itself
-// (x-litellm-response-cost) and checks the key. Skipped where LiteLLM is not installed, except in
-// CI (CI=true), where its absence fails.
+// (x-litellm-response-cost) and checks the key. The runs are kevo's run command on scripted
+// evaluations (kevo_scripted, whose static scan is the real one): the proposer is what is tested,
+// not the kernels. Skipped where LiteLLM is not installed, except in CI (CI=true), where its absence fails.
 #ifdef KEVO_HAVE_HTTPLIB
 #include <gtest/gtest.h>
 
@@ -23,12 +24,12 @@
 #include "task/registry.hpp"
 
 using kevo::test::fenced;
-using kevo::test::has_device;
 using kevo::test::heat2d_variant;
 using kevo::test::kMasterKey;
 using kevo::test::LiteLlmProxy;
 using kevo::test::RecordingRelay;
 using kevo::test::run_kevo;
+using kevo::test::run_scripted_kevo;
 using kevo::test::slurp;
 
 namespace {
@@ -60,7 +61,6 @@ nlohmann::json report(const std::string& db, const nlohmann::json& run_id) {
 
 TEST(LiteLlmProxy, RunsAgainstTheRealProxy) {
     KEVO_REQUIRE_LITELLM(litellm);
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     LiteLlmProxy proxy(*litellm, write_config(), temp("litellm.log"));
     const std::string problem = proxy.wait_ready(180);
     ASSERT_TRUE(problem.empty()) << problem;
@@ -68,7 +68,7 @@ TEST(LiteLlmProxy, RunsAgainstTheRealProxy) {
     const std::string db = temp("litellm.db");
 
     // A good kernel, twice: evaluated, then a duplicate; tokens counted, the cost the proxy reports.
-    const auto good = run_kevo(llm_run(proxy.base_url(), "kevo-good", db, {"--iterations", "2", "--cost-from-server",
+    const auto good = run_scripted_kevo(llm_run(proxy.base_url(), "kevo-good", db, {"--iterations", "2", "--cost-from-server",
                                                                            "--max-cost", "10"}));
     ASSERT_EQ(good.exit_code, kevo::test::run_exit_status(good.json())) << good.err << proxy.log_tail();
     const auto summary = good.json();
@@ -84,7 +84,7 @@ TEST(LiteLlmProxy, RunsAgainstTheRealProxy) {
 
     // A <think> draft, streamed, sent without temperature and with max_completion_tokens: the real
     // answer after the draft is the one evaluated.
-    const auto think = run_kevo(llm_run(proxy.base_url(), "kevo-think", db, {"--iterations", "1", "--stream",
+    const auto think = run_scripted_kevo(llm_run(proxy.base_url(), "kevo-think", db, {"--iterations", "1", "--stream",
                                                                              "--temperature", "none",
                                                                              "--max-completion-tokens", "4000"}));
     ASSERT_EQ(think.exit_code, kevo::test::run_exit_status(think.json())) << think.err << proxy.log_tail();
@@ -92,14 +92,14 @@ TEST(LiteLlmProxy, RunsAgainstTheRealProxy) {
     EXPECT_NE(rep["source"].get<std::string>().find("block=64,2"), std::string::npos) << rep.dump(1);
 
     // Prose: no code twice, and the second prompt says so.
-    const auto prose = run_kevo(llm_run(proxy.base_url(), "kevo-prose", db, {"--iterations", "2"}));
+    const auto prose = run_scripted_kevo(llm_run(proxy.base_url(), "kevo-prose", db, {"--iterations", "2"}));
     ASSERT_EQ(prose.exit_code, 0) << prose.err << proxy.log_tail();
     EXPECT_EQ(prose.json()["proposals"]["no_code"], 2);
     rep = run_kevo({"report", prose.json()["run_id"].get<std::string>(), "--db", db, "--iteration", "2", "--json"}).json();
     EXPECT_NE(rep["prompt"].get<std::string>().find("## Your last answer (iteration 1) was not used"), std::string::npos);
 
     // A model the proxy does not serve: HTTP 400 "Invalid model name", three times, and the run stops.
-    const auto unknown = run_kevo(llm_run(proxy.base_url(), "kevo-no-such-model", db, {"--iterations", "10"}));
+    const auto unknown = run_scripted_kevo(llm_run(proxy.base_url(), "kevo-no-such-model", db, {"--iterations", "10"}));
     EXPECT_EQ(unknown.exit_code, 2) << unknown.err;
     EXPECT_NE(unknown.err.find("3 times in a row"), std::string::npos) << unknown.err;
     EXPECT_NE(unknown.err.find("HTTP 400"), std::string::npos) << unknown.err;
@@ -213,7 +213,6 @@ TEST(LiteLlmProxy, FailuresAreClassifiedAndDeadlinesKept) {
 // tokens and cost; a --stream run resumed with --no-stream asks for whole answers.
 TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
     KEVO_REQUIRE_LITELLM(litellm);
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     LiteLlmProxy proxy(*litellm, write_failure_config(), temp("litellm-runs.log"));
     const std::string problem = proxy.wait_ready(180);
     ASSERT_TRUE(problem.empty()) << problem;
@@ -224,7 +223,7 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
     // SIGTERM 0.5 s after the request reached the proxy, which answers only after 30 s.
     {
         const auto args = llm_run(relay.base_url(), "kevo-slow", db, {"--iterations", "3", "--run-id", "slow"});
-        const pid_t pid = kevo::test::spawn_kevo(args, temp("slow.log"));
+        const pid_t pid = kevo::test::spawn_kevo(args, temp("slow.log"), "", KEVO_SCRIPTED_BINARY);
         ASSERT_GT(pid, 0);
         const auto until = Clock::now() + std::chrono::seconds(120);
         while (relay.bodies().empty() && Clock::now() < until) std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -238,7 +237,7 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
 
     // A 2 MB kernel, twice: rejected by the static scan, then quoted in part only.
     const size_t before = relay.bodies().size();
-    const auto huge = run_kevo(llm_run(relay.base_url(), "kevo-huge", db, {"--iterations", "2"}));
+    const auto huge = run_scripted_kevo(llm_run(relay.base_url(), "kevo-huge", db, {"--iterations", "2"}));
     ASSERT_EQ(huge.exit_code, kevo::test::run_exit_status(huge.json())) << huge.err;
     const auto bodies = relay.bodies();
     ASSERT_EQ(bodies.size(), before + 2);
@@ -252,7 +251,7 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
     // without --max-prompt-tokens the whole prompt is kept under 4/5 of what the server takes.
     constexpr int kInput = 3000;
     relay.report_context("kevo-huge", kInput + 8192);
-    const auto bounded = run_kevo(llm_run(relay.base_url("/ctx"), "kevo-huge", db, {"--iterations", "2"}));
+    const auto bounded = run_scripted_kevo(llm_run(relay.base_url("/ctx"), "kevo-huge", db, {"--iterations", "2"}));
     ASSERT_EQ(bounded.exit_code, kevo::test::run_exit_status(bounded.json())) << bounded.err;
     const auto second = nlohmann::json::parse(relay.bodies().back(), nullptr, false);
     ASSERT_TRUE(second.is_object());
@@ -264,7 +263,7 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
     EXPECT_LT(relay.bodies().back().size(), bodies.back().size()) << "smaller than under the default bound";
 
     // The seed quoted, then the model's kernel: the kernel is evaluated.
-    const auto two = run_kevo(llm_run(relay.base_url(), "kevo-twoblocks", db, {"--iterations", "1"}));
+    const auto two = run_scripted_kevo(llm_run(relay.base_url(), "kevo-twoblocks", db, {"--iterations", "1"}));
     ASSERT_EQ(two.exit_code, kevo::test::run_exit_status(two.json())) << two.err;
     const auto it1 = run_kevo({"report", two.json()["run_id"].get<std::string>(), "--db", db, "--iteration", "1", "--json"}).json();
     EXPECT_NE(it1["source"].get<std::string>().find("block=32,4"), std::string::npos) << it1.dump(1);
@@ -272,7 +271,7 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
 
     // 200 without choices: the usage the proxy reported is counted, and so is its cost; the proposer
     // failed (--max-proposer-failures 1 times), so the run is interrupted, exit 2.
-    const auto none = run_kevo(llm_run(relay.base_url("/nochoices"), "kevo-good", db,
+    const auto none = run_scripted_kevo(llm_run(relay.base_url("/nochoices"), "kevo-good", db,
                                        {"--iterations", "1", "--cost-from-server", "--max-proposer-failures", "1"}));
     const auto usage = relay.stripped_usage();
     ASSERT_TRUE(usage.is_object()) << none.err;
@@ -289,7 +288,7 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
         const size_t sent = relay.bodies().size();
         std::vector<std::string> more = {"--iterations", "3", "--cost-from-server", "--max-proposer-failures", "3"};
         more.insert(more.end(), cap.begin(), cap.end());
-        const auto capped = run_kevo(llm_run(relay.base_url("/nochoices"), "kevo-good", db, more));
+        const auto capped = run_scripted_kevo(llm_run(relay.base_url("/nochoices"), "kevo-good", db, more));
         EXPECT_EQ(relay.bodies().size(), sent + 1) << cap[0] << ": " << capped.err;
         const std::string reason = capped.json().value("stop_reason", "");
         EXPECT_NE(reason.find(cap[0] == "--max-cost" ? "cost cap" : "token budget"), std::string::npos) << capped.out;
@@ -301,7 +300,7 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
         const size_t sent = relay.bodies().size(), replies = relay.usages().size();
         const auto args = llm_run(relay.base_url("/slowafter1"), "kevo-good", db,
                                   {"--iterations", "3", "--cost-from-server", "--run-id", "received"});
-        const pid_t pid = kevo::test::spawn_kevo(args, temp("received.log"));
+        const pid_t pid = kevo::test::spawn_kevo(args, temp("received.log"), "", KEVO_SCRIPTED_BINARY);
         ASSERT_GT(pid, 0);
         const auto until = Clock::now() + std::chrono::seconds(180);
         while (relay.bodies().size() < sent + 2 && Clock::now() < until)
@@ -321,10 +320,10 @@ TEST(LiteLlmProxy, RunsStopPromptlyAndPromptsStayBounded) {
 
     // Started with --stream, resumed with --no-stream: the resumed requests ask for one whole answer,
     // and the change is a segment of the run's settings.
-    const auto streamed = run_kevo(llm_run(relay.base_url(), "kevo-good", db, {"--iterations", "1", "--stream", "--run-id", "streamed"}));
+    const auto streamed = run_scripted_kevo(llm_run(relay.base_url(), "kevo-good", db, {"--iterations", "1", "--stream", "--run-id", "streamed"}));
     ASSERT_EQ(streamed.exit_code, kevo::test::run_exit_status(streamed.json())) << streamed.err;
     EXPECT_EQ(nlohmann::json::parse(relay.bodies().back(), nullptr, false).value("stream", false), true);
-    const auto whole = run_kevo({"run", "--resume", "streamed", "--db", db, "--iterations", "2", "--no-stream", "--json"});
+    const auto whole = run_scripted_kevo({"run", "--resume", "streamed", "--db", db, "--iterations", "2", "--no-stream", "--json"});
     ASSERT_EQ(whole.exit_code, kevo::test::run_exit_status(whole.json())) << whole.err;
     EXPECT_EQ(nlohmann::json::parse(relay.bodies().back(), nullptr, false).value("stream", false), false)
         << relay.bodies().back().substr(0, 300);

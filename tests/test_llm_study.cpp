@@ -1,5 +1,6 @@
-// A study through the LLM path: `kevo sweep` with two "models" served by LiteLLM's proxy (the real
-// OpenAI-compatible server, answering from mock_response, pricing each reply itself), then the
+// A study through the LLM path: `kevo sweep` (on scripted evaluations: kevo_scripted) with two
+// "models" served by LiteLLM's proxy (the real OpenAI-compatible server, answering from
+// mock_response, pricing each reply itself), then the
 // study's HTML report: a row per model in the results table with its speed-ups, tokens and cost,
 // and one point per (model, task) in the generalisation scatter. Skipped where LiteLLM is not
 // installed, except in CI (CI=true), where its absence fails.
@@ -20,11 +21,11 @@
 using kevo::test::count;
 using kevo::test::fenced;
 using kevo::test::figure_svg;
-using kevo::test::has_device;
 using kevo::test::heat2d_variant;
 using kevo::test::kMasterKey;
 using kevo::test::LiteLlmProxy;
 using kevo::test::run_kevo;
+using kevo::test::run_scripted_kevo;
 using kevo::test::slurp;
 using kevo::test::table_cell;
 
@@ -55,7 +56,6 @@ std::string write_study(const std::string& base_url) {
 
 TEST(LlmStudy, TwoModelsThroughTheRealProxyFillTheReportsTableAndScatter) {
     KEVO_REQUIRE_LITELLM(litellm);
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     LiteLlmProxy proxy(*litellm, proxy_config(), temp("litellm.log"));
     const std::string problem = proxy.wait_ready(180);
     ASSERT_TRUE(problem.empty()) << problem;
@@ -63,7 +63,7 @@ TEST(LlmStudy, TwoModelsThroughTheRealProxyFillTheReportsTableAndScatter) {
     const std::string db = temp("study.db"), page = temp("study.html");
     std::remove(db.c_str());
 
-    const auto sweep = run_kevo({"sweep", write_study(proxy.base_url()), "--db", db, "--out", temp("out")});
+    const auto sweep = run_scripted_kevo({"sweep", write_study(proxy.base_url()), "--db", db, "--out", temp("out")});
     ::unsetenv("KEVO_STUDY_KEY");
     ASSERT_EQ(sweep.exit_code, 0) << sweep.out << sweep.err << proxy.log_tail();
     const auto report = run_kevo({"report", "--study", "latest", "--db", db, "--html", page});

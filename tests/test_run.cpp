@@ -1,5 +1,5 @@
-// `kevo run` end to end through the real binary, worker, PoCL and SQLite: the tuner on heat2d, the
-// cmd proposer with a small script, and `kevo report`. A run killed with SIGKILL that resumes and
+// `kevo run` end to end through the real binary, worker, PoCL and SQLite: the tuner on heat2d and
+// `kevo report`. The cmd proposer with a small script, and a run killed with SIGKILL that resumes and
 // finishes, on scripted evaluations (kevo_scripted: the store's and the loop's part, whatever the
 // kernels; each evaluation made to last 50 ms so that the kill lands mid-run).
 #include <gtest/gtest.h>
@@ -36,7 +36,7 @@ std::vector<std::string> run_args(std::vector<std::string> args) {
 TEST(Run, TunerOnHeat2dImprovesOrSaysWhy) {
     if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     const std::string db = temp_path("tune.db"), out = temp_path("tune-out");
-    const auto r = run_kevo(run_args({"run", "heat2d", "--backend", "opencl", "--proposer", "tune", "--iterations", "6",
+    const auto r = run_kevo(run_args({"run", "heat2d", "--backend", "opencl", "--proposer", "tune", "--iterations", "4",
                                       "--seed", "3", "--db", db, "--out", out, "--json"}));
     const auto s = r.json();
     ASSERT_TRUE(s.is_object()) << r.out << r.err;
@@ -46,13 +46,13 @@ TEST(Run, TunerOnHeat2dImprovesOrSaysWhy) {
         EXPECT_TRUE(s.contains(key)) << key;
     EXPECT_EQ(s["task"], "heat2d");
     EXPECT_EQ(s["proposer"], "tune");
-    EXPECT_EQ(s["iterations"], 6);
+    EXPECT_EQ(s["iterations"], 4);
     ASSERT_TRUE(s["seed_score"].is_number() && s["best_score"].is_number());
     EXPECT_GE(s["best_score"].get<double>(), s["seed_score"].get<double>());
     EXPECT_TRUE(s["heldout_fraction"].is_number()) << "the held-out gate must score the best kernel";
     EXPECT_TRUE(s["speedup"].is_number());
     // The progress shows every iteration; if nothing won, the notes say why (not better / spread).
-    for (int i = 1; i <= 6; ++i) EXPECT_NE(r.err.find("[  " + std::to_string(i) + "/6]"), std::string::npos) << r.err;
+    for (int i = 1; i <= 4; ++i) EXPECT_NE(r.err.find("[  " + std::to_string(i) + "/4]"), std::string::npos) << r.err;
     if (s["best_score"] == s["seed_score"])
         EXPECT_TRUE(r.err.find("not better") != std::string::npos || r.err.find("spread") != std::string::npos) << r.err;
     // The best kernel was written with its tuned knob values as defaults, and evaluates ok as is.
@@ -65,8 +65,8 @@ TEST(Run, TunerOnHeat2dImprovesOrSaysWhy) {
     ASSERT_EQ(rep.exit_code, 0) << rep.err;
     const auto doc = rep.json();
     EXPECT_EQ(doc["status"], "finished");
-    ASSERT_EQ(doc["iterations"].size(), 7u);
-    for (int i = 0; i <= 6; ++i) {
+    ASSERT_EQ(doc["iterations"].size(), 5u);
+    for (int i = 0; i <= 4; ++i) {
         EXPECT_EQ(doc["iterations"][i]["iteration"], i);
         for (const char* key : {"iteration", "verdict", "score", "diagnostics"}) EXPECT_TRUE(doc["iterations"][i].contains(key));
     }
@@ -74,8 +74,8 @@ TEST(Run, TunerOnHeat2dImprovesOrSaysWhy) {
     EXPECT_EQ(doc["heldout"].size(), 1 + s["gate"].size());
 }
 
+// (On scripted evaluations: the prompt and the answer's path are the proposer's, whatever the kernels.)
 TEST(Run, CmdProposerGetsThePromptAndItsAnswerIsEvaluated) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     const std::string kernel = temp_path("answer.cl"), prompt_copy = temp_path("prompt.txt"), script = temp_path("agent.sh");
     std::string seed(kevo::task_file("heat2d", "seed.cl"));
     seed.replace(seed.find("// kevo: launch heat_step block=BX,BY"), 37, "// kevo: launch heat_step block=32,4");
@@ -84,8 +84,10 @@ TEST(Run, CmdProposerGetsThePromptAndItsAnswerIsEvaluated) {
                           << kernel << "'\necho '```'\n";
     std::filesystem::permissions(script, std::filesystem::perms::owner_all);
     const std::string db = temp_path("cmd.db");
-    const auto r = run_kevo(run_args({"run", "heat2d", "--backend", "opencl", "--proposer", "cmd", "--command", script,
-                                      "--iterations", "2", "--db", db, "--out", temp_path("cmd-out"), "--json"}));
+    std::filesystem::remove(db);
+    const auto r = kevo::test::run_scripted_kevo(run_args({"run", "heat2d", "--backend", "opencl", "--profile", "small", "--proposer",
+                                                           "cmd", "--command", script, "--iterations", "2", "--db", db, "--out",
+                                                           temp_path("cmd-out"), "--json"}));
     ASSERT_EQ(r.exit_code, run_exit_status(r.json())) << r.err;
     const auto rep = run_kevo({"report", r.json()["run_id"], "--db", db, "--json"}).json();
     ASSERT_EQ(rep["iterations"].size(), 3u);

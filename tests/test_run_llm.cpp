@@ -4,7 +4,8 @@
 // and the right verdicts; the same permanent error three times interrupts a run (exit 2,
 // resumable); a cost cap needs a price or the server's reported cost; --stream reads server-sent
 // events; a token budget stops the search; a base URL that is not http(s) and two token limits at
-// once are refused.
+// once are refused. The first run evaluates its kernels for real (PoCL); the others are kevo's run
+// command on scripted evaluations (kevo_scripted): the proposer is what they test.
 #ifdef KEVO_HAVE_HTTPLIB
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -24,6 +25,7 @@
 
 using kevo::test::has_device;
 using kevo::test::run_kevo;
+using kevo::test::run_scripted_kevo;
 
 namespace {
 
@@ -184,12 +186,11 @@ nlohmann::json newest_run(const std::string& db) {
 }
 
 TEST(RunLlm, TheSamePermanentErrorThreeTimesStopsTheRunWhichResumesOnceMended) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     ScriptedEndpoint endpoint({refuse(401, "Incorrect API key provided"), refuse(401, "Incorrect API key provided"),
                                refuse(401, "Incorrect API key provided"), answer(fenced(heat2d_variant("32,4"))),
                                answer("no code"), answer("no code"), answer("no code")});
     const std::string db = temp("permanent.db");
-    const auto r = run_kevo(llm_run(endpoint.base_url(), db, {"--iterations", "4"}));
+    const auto r = run_scripted_kevo(llm_run(endpoint.base_url(), db, {"--iterations", "4"}));
     EXPECT_EQ(r.exit_code, 2) << r.err;
     EXPECT_EQ(endpoint.requests(), 3u) << "a 401 is not retried, and the fourth iteration never starts";
     EXPECT_NE(r.err.find("3 times in a row"), std::string::npos) << r.err;
@@ -209,7 +210,7 @@ TEST(RunLlm, TheSamePermanentErrorThreeTimesStopsTheRunWhichResumesOnceMended) {
     // Mended (the endpoint now answers): the stored run goes on from iteration 4, and the 3 failed
     // iterations do not count against --iterations 4.
     // The model is mended on the command line: a new segment of the run's settings.
-    const auto resumed = run_kevo({"run", "--resume", id, "--db", db, "--model", "mended-model", "--json"});
+    const auto resumed = run_scripted_kevo({"run", "--resume", id, "--db", db, "--model", "mended-model", "--json"});
     ASSERT_EQ(resumed.exit_code, kevo::test::run_exit_status(resumed.json())) << resumed.err;
     EXPECT_EQ(endpoint.requests(), 7u);
     EXPECT_EQ(nlohmann::json::parse(endpoint.last_body(), nullptr, false)["model"], "mended-model");
@@ -226,16 +227,15 @@ TEST(RunLlm, TheSamePermanentErrorThreeTimesStopsTheRunWhichResumesOnceMended) {
 }
 
 TEST(RunLlm, ACostCapNeedsAPriceOrTheServersCost) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     const std::string db = temp("cost.db");
-    const auto unpriced = run_kevo(llm_run("http://127.0.0.1:9/v1", db, {"--max-cost", "1"}));
+    const auto unpriced = run_scripted_kevo(llm_run("http://127.0.0.1:9/v1", db, {"--max-cost", "1"}));
     EXPECT_EQ(unpriced.exit_code, 2);
     EXPECT_NE(unpriced.err.find("--max-cost 1 needs a price"), std::string::npos) << unpriced.err;
     EXPECT_NE(unpriced.err.find("--cost-from-server"), std::string::npos) << unpriced.err;
-    const auto both = run_kevo(llm_run("http://127.0.0.1:9/v1", db, {"--cost-from-server", "--price-in", "1"}));
+    const auto both = run_scripted_kevo(llm_run("http://127.0.0.1:9/v1", db, {"--cost-from-server", "--price-in", "1"}));
     EXPECT_EQ(both.exit_code, 2);
     EXPECT_NE(both.err.find("give one of them"), std::string::npos) << both.err;
-    const auto tune = run_kevo({"run", "heat2d", "--backend", "opencl", "--max-cost", "1", "--db", db});
+    const auto tune = run_scripted_kevo({"run", "heat2d", "--backend", "opencl", "--max-cost", "1", "--db", db});
     EXPECT_EQ(tune.exit_code, 2);
     EXPECT_NE(tune.err.find("applies to --proposer llm"), std::string::npos) << tune.err;
 
@@ -243,7 +243,7 @@ TEST(RunLlm, ACostCapNeedsAPriceOrTheServersCost) {
     const std::vector<std::pair<std::string, std::string>> cost = {{"x-litellm-response-cost", "0.6"}};
     ScriptedEndpoint reporting({answer(fenced(heat2d_variant("32,4")), cost), answer("no code here", cost),
                                 answer("no code here", cost)});
-    const auto capped = run_kevo(llm_run(reporting.base_url(), db, {"--cost-from-server", "--max-cost", "1",
+    const auto capped = run_scripted_kevo(llm_run(reporting.base_url(), db, {"--cost-from-server", "--max-cost", "1",
                                                                     "--iterations", "5", "--json"}));
     ASSERT_EQ(capped.exit_code, kevo::test::run_exit_status(capped.json())) << capped.err;
     EXPECT_EQ(reporting.requests(), 2u);
@@ -253,7 +253,7 @@ TEST(RunLlm, ACostCapNeedsAPriceOrTheServersCost) {
 
     // A reply without the cost: the cap could no longer be kept, so the run stops at once.
     ScriptedEndpoint silent({answer(fenced(heat2d_variant("32,4")))});
-    const auto stopped = run_kevo(llm_run(silent.base_url(), db, {"--cost-from-server", "--max-cost", "1",
+    const auto stopped = run_scripted_kevo(llm_run(silent.base_url(), db, {"--cost-from-server", "--max-cost", "1",
                                                                   "--iterations", "5"}));
     EXPECT_EQ(stopped.exit_code, 2) << stopped.err;
     EXPECT_EQ(silent.requests(), 1u);
@@ -263,9 +263,8 @@ TEST(RunLlm, ACostCapNeedsAPriceOrTheServersCost) {
 
 // Every reply uses 1200 tokens (1000 + 200): a budget of 2000 allows a second request, not a third.
 TEST(RunLlm, ATokenBudgetStopsTheSearch) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     ScriptedEndpoint endpoint({answer("no code here"), answer("no code here"), answer("no code here")});
-    const auto r = run_kevo(llm_run(endpoint.base_url(), temp("tokens.db"),
+    const auto r = run_scripted_kevo(llm_run(endpoint.base_url(), temp("tokens.db"),
                                     {"--max-tokens-total", "2000", "--iterations", "5", "--json"}));
     ASSERT_EQ(r.exit_code, kevo::test::run_exit_status(r.json())) << r.err;
     EXPECT_EQ(endpoint.requests(), 2u);
@@ -274,7 +273,6 @@ TEST(RunLlm, ATokenBudgetStopsTheSearch) {
 }
 
 TEST(RunLlm, StreamedAnswersAreEvaluated) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     const std::string content = fenced(heat2d_variant("32,4"));
     const Step stream = [content](httplib::Response& r) {
         std::string body;
@@ -285,7 +283,7 @@ TEST(RunLlm, StreamedAnswersAreEvaluated) {
     };
     ScriptedEndpoint endpoint({stream, stream, stream, stream, stream});  // one run of 1 iteration, one stopped after 3
     const std::string db = temp("stream.db");
-    const auto r = run_kevo(llm_run(endpoint.base_url(), db, {"--stream", "--iterations", "1", "--json"}));
+    const auto r = run_scripted_kevo(llm_run(endpoint.base_url(), db, {"--stream", "--iterations", "1", "--json"}));
     ASSERT_EQ(r.exit_code, kevo::test::run_exit_status(r.json())) << r.err;
     EXPECT_NE(endpoint.last_body().find("\"stream\":true"), std::string::npos) << endpoint.last_body();
     const auto rep = run_kevo({"report", r.json()["run_id"], "--db", db, "--json"}).json();
@@ -295,7 +293,7 @@ TEST(RunLlm, StreamedAnswersAreEvaluated) {
     EXPECT_EQ(rep["tokens"], 770);
 
     // Without --stream the same answer is a permanent error that says what to do.
-    const auto plain = run_kevo(llm_run(endpoint.base_url(), db, {"--iterations", "5"}));
+    const auto plain = run_scripted_kevo(llm_run(endpoint.base_url(), db, {"--iterations", "5"}));
     EXPECT_EQ(plain.exit_code, 2) << plain.err;
     EXPECT_NE(plain.err.find("the server answered with a stream (text/event-stream); pass --stream"), std::string::npos)
         << plain.err;
@@ -303,15 +301,15 @@ TEST(RunLlm, StreamedAnswersAreEvaluated) {
 
 TEST(RunLlm, UsageErrorsNameTheFlag) {
     const std::string db = temp("usage.db");
-    const auto ftp = run_kevo(llm_run("ftp://example.org/v1", db, {}));
+    const auto ftp = run_scripted_kevo(llm_run("ftp://example.org/v1", db, {}));
     EXPECT_EQ(ftp.exit_code, 2);
     EXPECT_NE(ftp.err.find("--base-url ftp://example.org/v1: only http:// and https:// URLs are accepted"),
               std::string::npos) << ftp.err;
     EXPECT_LT(ftp.seconds, 10.0);
-    const auto two = run_kevo(llm_run("http://127.0.0.1:9/v1", db, {"--max-tokens", "100", "--max-completion-tokens", "100"}));
+    const auto two = run_scripted_kevo(llm_run("http://127.0.0.1:9/v1", db, {"--max-tokens", "100", "--max-completion-tokens", "100"}));
     EXPECT_EQ(two.exit_code, 2);
     EXPECT_NE(two.err.find("--max-tokens and --max-completion-tokens"), std::string::npos) << two.err;
-    const auto bad = run_kevo(llm_run("http://127.0.0.1:9/v1", db, {"--temperature", "warm"}));
+    const auto bad = run_scripted_kevo(llm_run("http://127.0.0.1:9/v1", db, {"--temperature", "warm"}));
     EXPECT_EQ(bad.exit_code, 2);
     EXPECT_NE(bad.err.find("none"), std::string::npos) << bad.err;
 }

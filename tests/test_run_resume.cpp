@@ -1,30 +1,24 @@
-// A run resumed across an optimisation dropout continues exactly like the uninterrupted run: the
-// real kevo binary runs a replay search (window 6) and is killed with SIGKILL after iteration 10,
-// the run is resumed through the real loop in this process, and an uninterrupted run of the same
-// candidates runs beside it. Both drop out at iterations 7 and 13 (the dropout is a column of the
+// A run resumed across an optimisation dropout continues exactly like the uninterrupted run: kevo's
+// run command on scripted evaluations (kevo_scripted) runs a replay search (window 6) and stops after
+// iteration 10, when its worker "dies" (the 12th evaluation fails); the run is resumed through the
+// real loop in this process, and an uninterrupted run of the same candidates runs beside it. Both drop out at iterations 7 and 13 (the dropout is a column of the
 // iteration rows) and show the proposer the same history, previous attempt and incumbent.
 #include <gtest/gtest.h>
 
-#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <thread>
 
 #include <fmt/format.h>
 
-#include "run_support.hpp"
-#include "eval/evaluator.hpp"
 #include "kevo_process.hpp"
+#include "run_support.hpp"
+#include "scripted_evaluator.hpp"
 #include "search/loop.hpp"
 #include "search/proposers/replay.hpp"
 #include "store/store.hpp"
 
-using kevo::test::candidate;
-using kevo::test::has_device;
-using kevo::test::opencl_cpu_device;
 using kevo::test::slurp;
-using kevo::test::spawn_kevo;
 
 namespace {
 
@@ -34,18 +28,15 @@ constexpr int kIterations = 16, kKilledAfter = 10, kWindow = 6;
 
 std::string temp_path(const std::string& name) { return kevo::test::temp_path("kevo_resume", name); }
 
-// Replay files 01..16: distinct saxpy kernels that do not compile (cheap, evaluated, never better),
-// except that `blocking` puts a kernel that never ends at iteration 11 (the binary is killed there).
-std::string replay_dir(const std::string& name, bool blocking) {
+// Replay files 01..16: distinct saxpy kernels that do not compile (evaluated, never better).
+std::string replay_dir(const std::string& name) {
     const std::string dir = temp_path(name);
     fs::remove_all(dir);
     fs::create_directories(dir);
-    const std::string broken = slurp(candidate("saxpy_compile_error.cl"));
-    for (int i = 1; i <= kIterations; ++i) {
-        const std::string file = fmt::format("{}/{:02}.cl", dir, i);
-        if (blocking && i == kKilledAfter + 1) fs::copy_file(candidate("saxpy_infinite_loop.cl"), file);
-        else std::ofstream(file) << "#define KEVO_VARIANT_" << i << "\n" << broken;  // code, not a comment: not a duplicate
-    }
+    const std::string seed(kevo::task_file("saxpy", "seed.cl"));
+    for (int i = 1; i <= kIterations; ++i)  // code, not a comment: not a duplicate
+        std::ofstream(fmt::format("{}/{:02}.cl", dir, i))
+            << kevo::test::scripted(fmt::format("#define KEVO_VARIANT_{}\n{}", i, seed), "verdict=compile_error");
     return dir;
 }
 
@@ -76,11 +67,10 @@ private:
     std::unique_ptr<kevo::Proposer> inner_;
 };
 
-kevo::RunOptions options(int device, const std::string& out) {
+kevo::RunOptions options(const std::string& out) {
     kevo::RunOptions o;
     o.task = "saxpy";
     o.backend = "opencl";
-    o.device = device;
     o.profile = "small";
     o.proposer = "replay";
     o.iterations = kIterations;
@@ -105,37 +95,34 @@ std::vector<int> dropout_iterations(kevo::Store& store, const std::string& run_i
 }
 
 TEST(RunResume, ResumedAcrossADropoutBehavesLikeTheLiveRun) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
-    // A CPU where there is one: the kernel that never ends is better spent there than on a GPU.
-    const int device = opencl_cpu_device().value_or(0);
-    const std::string killed_db = temp_path("killed.db"), log = temp_path("killed.log");
-    // The binary blocks in iteration 11 (a kernel that runs until the 30 s deadline) and is killed there.
-    const pid_t pid = spawn_kevo({"run", "saxpy", "--backend", "opencl", "--device", std::to_string(device),
-                                  "--profile", "small", "--proposer", "replay", "--replay", replay_dir("blocking", true),
-                                  "--iterations", std::to_string(kIterations), "--stagnation", std::to_string(kWindow),
-                                  "--warmup", "1", "--repeat", "3", "--timeout", "30", "--gate-rounds", "1", "--seed", "5",
-                                  "--db", killed_db, "--out", temp_path("killed-out")},
-                                 log);
-    ASSERT_GT(pid, 0);
-    const std::string run_id = kevo::test::wait_for_iterations(killed_db, kKilledAfter, 60);
-    ::kill(-pid, SIGKILL);
-    int status = 0;
-    ::waitpid(pid, &status, 0);
-    ASSERT_FALSE(run_id.empty()) << slurp(log);
+    const std::string killed_db = temp_path("killed.db"), replay = replay_dir("replay");
+    fs::remove(killed_db);
+    // The seed and iterations 1..10 are evaluated; the 12th evaluation (iteration 11's) fails.
+    ::setenv("KEVO_SCRIPTED_FAIL_AFTER", std::to_string(kKilledAfter + 1).c_str(), 1);
+    const auto stopped = kevo::test::run_scripted_kevo(
+        {"run", "saxpy", "--backend", "opencl", "--profile", "small", "--proposer", "replay", "--replay", replay,
+         "--iterations", std::to_string(kIterations), "--stagnation", std::to_string(kWindow), "--warmup", "1", "--repeat", "3",
+         "--timeout", "30", "--gate-rounds", "1", "--seed", "5", "--db", killed_db, "--out", temp_path("killed-out")});
+    ::unsetenv("KEVO_SCRIPTED_FAIL_AFTER");
+    ASSERT_EQ(stopped.exit_code, 2) << stopped.err;
+    std::string run_id;
+    {
+        auto store = kevo::Store::open(killed_db);
+        ASSERT_TRUE(store.has_value());
+        auto runs = (*store)->list_runs();
+        ASSERT_TRUE(runs.has_value() && runs->size() == 1u);
+        run_id = runs->front().run_id;
+        EXPECT_EQ(runs->front().status, kevo::RunStatus::interrupted);
+    }
     auto killed_store = kevo::Store::open(killed_db);
     ASSERT_TRUE(killed_store.has_value());
-    ASSERT_EQ((*killed_store)->load_run(run_id)->iterations_done, kKilledAfter) << slurp(log);
-    EXPECT_EQ(dropout_iterations(**killed_store, run_id), std::vector<int>{7}) << slurp(log);
+    ASSERT_EQ((*killed_store)->load_run(run_id)->iterations_done, kKilledAfter) << stopped.err;
+    EXPECT_EQ(dropout_iterations(**killed_store, run_id), std::vector<int>{7}) << stopped.err;
 
-    kevo::EvaluatorOptions eo;
-    eo.backend = "opencl";
-    eo.device = device;
-    eo.worker_executable = KEVO_BINARY;
-    kevo::Evaluator evaluator(eo);
-    const std::string replay = replay_dir("plain", false);
+    kevo::test::ScriptedEvaluator evaluator;
     std::vector<std::string> resumed_lines;
 
-    // Resumed in this process: iterations 11..16 from the plain files (the same up to 10).
+    // Resumed in this process: iterations 11..16.
     auto resumed_replay = kevo::make_replay_proposer(replay);
     ASSERT_TRUE(resumed_replay.has_value());
     RecordingProposer resumed_proposer(std::move(*resumed_replay));
@@ -145,13 +132,15 @@ TEST(RunResume, ResumedAcrossADropoutBehavesLikeTheLiveRun) {
     ASSERT_TRUE(resumed.has_value()) << resumed.error().message;
 
     // The same search, never interrupted.
+    fs::remove(temp_path("live.db"));
     auto live_store = kevo::Store::open(temp_path("live.db"));
     ASSERT_TRUE(live_store.has_value());
     auto live_replay = kevo::make_replay_proposer(replay);
     ASSERT_TRUE(live_replay.has_value());
     RecordingProposer live_proposer(std::move(*live_replay));
-    kevo::SearchLoop live_loop(evaluator, **live_store, live_proposer, nullptr);
-    auto live = live_loop.start(options(device, temp_path("live-out")));
+    kevo::test::ScriptedEvaluator live_evaluator;
+    kevo::SearchLoop live_loop(live_evaluator, **live_store, live_proposer, nullptr);
+    auto live = live_loop.start(options(temp_path("live-out")));
     ASSERT_TRUE(live.has_value()) << live.error().message;
 
     // The same dropouts, recorded in the rows: the next one 6 iterations after the last, not at once.
