@@ -117,9 +117,9 @@ inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string&
 
 // Runs kevo with stdout and stderr on one pseudo-terminal, as a user at a terminal sees it: the
 // returned `out` is everything that reached the screen, escape sequences included.
-inline ProcessResult run_kevo_on_terminal(const std::vector<std::string>& args) {
+inline ProcessResult run_kevo_on_terminal(const std::vector<std::string>& args, const char* binary = KEVO_BINARY) {
     std::vector<std::string> all;
-    auto argv = kevo_argv(args, all);
+    auto argv = kevo_argv(args, all, binary);
     ProcessResult r;
     const auto start = std::chrono::steady_clock::now();
     winsize size{};
@@ -129,7 +129,7 @@ inline ProcessResult run_kevo_on_terminal(const std::vector<std::string>& args) 
     const pid_t pid = ::forkpty(&terminal, nullptr, nullptr, &size);
     if (pid < 0) return r;
     if (pid == 0) {
-        ::execve(KEVO_BINARY, argv.data(), environ);
+        ::execve(binary, argv.data(), environ);
         ::_exit(127);
     }
     char buffer[4096];

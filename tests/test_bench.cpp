@@ -298,9 +298,9 @@ TEST(Bench, TheKernelsFolderNamesEveryFileItDidNotUse) {
 }
 
 // On a terminal a row is printed once: as its task completes, under the header, with the progress
-// on a status line that is overwritten; the end adds the summary, not the table again.
+// on a status line that is overwritten; the end adds the summary, not the table again (on scripted
+// evaluations).
 TEST(Bench, OnATerminalEachRowIsPrintedOnce) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
     const std::vector<std::string> args = {"bench", "--backend", "opencl", "--profile", "small", "--warmup", "1", "--repeat", "3",
                                            "--tasks", "saxpy", "--check-profiles", "none", "--no-peers"};
     const auto count = [](const std::string& text, const std::string& what) {
@@ -308,21 +308,20 @@ TEST(Bench, OnATerminalEachRowIsPrintedOnce) {
         for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
         return n;
     };
-    const auto tty = kevo::test::run_kevo_on_terminal(args);
+    const auto tty = kevo::test::run_kevo_on_terminal(args, KEVO_SCRIPTED_BINARY);
     ASSERT_EQ(tty.exit_code, 0) << tty.out;
     EXPECT_EQ(count(tty.out, "300007 [h]"), 1u) << tty.out;
     EXPECT_EQ(count(tty.out, "best rate"), 1u) << tty.out;
     EXPECT_EQ(count(tty.out, "all kernels correct"), 1u) << tty.out;
     // Off a terminal, stdout (redirected) holds the whole table once.
-    const auto piped = run_kevo(args);
+    const auto piped = kevo::test::run_scripted_kevo(args);
     ASSERT_EQ(piped.exit_code, 0) << piped.err;
     EXPECT_EQ(count(piped.out, "300007 [h]"), 1u) << piped.out;
     EXPECT_EQ(count(piped.out, "best rate"), 1u) << piped.out;
 }
 
 TEST(Bench, ChecksEveryProfileUpToTheTimedOneByDefault) {
-    if (!has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
-    const auto r = run_kevo(quick_bench({"--tasks", "saxpy", "--no-peers"}));
+    const auto r = kevo::test::run_scripted_kevo(quick_bench({"--tasks", "saxpy", "--no-peers"}));
     const auto doc = r.json();
     ASSERT_TRUE(doc.is_object()) << r.out << r.err;
     ASSERT_EQ(r.exit_code, 0) << r.err;

@@ -19,6 +19,7 @@
 #include "scripted_evaluator.hpp"
 #include "store/store.hpp"
 #include "task/registry.hpp"
+#include "temp_dir.hpp"
 
 namespace {
 
@@ -32,16 +33,6 @@ std::string seed_variant(int n) {
     return fmt::format("#define KEVO_VARIANT_{} 1\n{}", n, kevo::task_file("saxpy", "seed.cl"));
 }
 
-// An environment variable set for this scope.
-class ScopedEnvironment {
-public:
-    ScopedEnvironment(const char* name, const std::string& value) : name_(name) { ::setenv(name, value.c_str(), 1); }
-    ~ScopedEnvironment() { ::unsetenv(name_); }
-
-private:
-    const char* name_;
-};
-
 TEST(RunCeilings, ARunResumedAfterARecalibrationKeepsTheCeilingsItStartedWith) {
     const std::string dir = temp_path("replay"), db = temp_path("run.db"), out = temp_path("out");
     fs::remove_all(dir);
@@ -50,7 +41,7 @@ TEST(RunCeilings, ARunResumedAfterARecalibrationKeepsTheCeilingsItStartedWith) {
     for (int i = 1; i <= 3; ++i) std::ofstream(fmt::format("{}/{:02}.cl", dir, i)) << seed_variant(i);
     {
         // The seed's and iteration 1's evaluations, then the worker "dies" at iteration 2.
-        ScopedEnvironment dies("KEVO_SCRIPTED_FAIL_AFTER", "2");
+        kevo::test::ScopedEnv dies("KEVO_SCRIPTED_FAIL_AFTER", "2");
         const auto stopped = run_scripted_kevo({"run", "saxpy", "--backend", "opencl", "--profile", "small", "--proposer",
                                                 "replay", "--replay", dir, "--iterations", "3", "--gate-rounds", "1",
                                                 "--seed", "5", "--db", db, "--out", out});
@@ -58,8 +49,8 @@ TEST(RunCeilings, ARunResumedAfterARecalibrationKeepsTheCeilingsItStartedWith) {
     }
     const auto first = kevo::test::scripted_calibration();
     const auto newer = kevo::test::scripted_calibration(80, "2026-02-01T00:00:00Z");
-    ScopedEnvironment bandwidth("KEVO_SCRIPTED_BANDWIDTH", "80");
-    ScopedEnvironment measured_at("KEVO_SCRIPTED_MEASURED_AT", newer.measured_at);
+    kevo::test::ScopedEnv bandwidth("KEVO_SCRIPTED_BANDWIDTH", "80");
+    kevo::test::ScopedEnv measured_at("KEVO_SCRIPTED_MEASURED_AT", newer.measured_at);
 
     std::string run_id, pinned;
     double pinned_bandwidth = 0;
