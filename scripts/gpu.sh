@@ -70,7 +70,8 @@ if want build; then
         -DSQLite3_INCLUDE_DIR="$DEPS/usr/include" -DSQLite3_LIBRARY=/usr/lib/x86_64-linux-gnu/libsqlite3.so.0 \
         2>&1 | tail -2
     # KEVO_BUILD_TARGET=kevo builds only the binary (a call that runs no test needs no more).
-    cmake --build build-gpu -j"$(nproc)" --target "${KEVO_BUILD_TARGET:-all}" > "$RES/build.log" 2>&1 || true
+    # -k 0: every file that fails is named, not only the first.
+    cmake --build build-gpu -j"$(nproc)" --target "${KEVO_BUILD_TARGET:-all}" -- -k 0 > "$RES/build.log" 2>&1 || true
     grep -E "error|FAILED|undefined reference" "$RES/build.log" | head -30
     nvcc -O3 -arch=sm_90 -o build-gpu/reference_ceilings bench/reference_ceilings.cu || echo "reference_ceilings: build failed"
     $KEVO devices | tee "$OUT/devices.txt"

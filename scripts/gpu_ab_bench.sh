@@ -18,6 +18,9 @@ cp -r .deps "$BASE_SRC/" 2>/dev/null
 (cd "$BASE_SRC" && KEVO_BUILD_TARGET=kevo OUT="$OUT/ab/base" scripts/gpu.sh build > "$OUT/ab/build-base.txt" 2>&1) &
 wait
 echo "builds done at $SECONDS s"
+for bin in ./build-gpu/kevo "$BASE_SRC/build-gpu/kevo"; do
+    [ -x "$bin" ] || { echo "$bin was not built:"; grep -E "error|FAILED" "$OUT"/ab/build-*.txt | head -20; exit 1; }
+done
 export LD_LIBRARY_PATH="$PWD/.deps/root/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export KEVO_CACHE_DIR="$PWD/build-gpu/ab-cache"  # one calibration for both trees
 for round in $(seq 1 "$ROUNDS"); do

@@ -48,7 +48,9 @@ Expected<RunOptions> apply_option_values(RunOptions base, const nlohmann::json& 
         const nlohmann::json value = value_or_default(values, o);
         switch (o.part) {
             case OptionPart::strategy:
-                if (o.owner == value_or_default(values, *find_run_option("strategy"))) j["strategy_options"][o.name] = value;
+                // (json on both sides: nlohmann 3.11.3 has no string == json under C++20's rewritten comparisons)
+                if (value_or_default(values, *find_run_option("strategy")) == nlohmann::json(o.owner))
+                    j["strategy_options"][o.name] = value;
                 break;
             case OptionPart::proposer:
                 if (!o.flag.empty()) j["settings"][o.name] = value;  // a study-only key (api_key_env) is not the run's
