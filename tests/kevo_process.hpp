@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "backend/registry.hpp"
+#include "temp_dir.hpp"
 
 extern char** environ;
 
@@ -113,6 +114,13 @@ inline pid_t spawn_kevo(const std::vector<std::string>& args, const std::string&
     std::vector<std::string> all;
     auto argv = kevo_argv(args, all, binary);
     return spawn_in_own_group(binary, argv.data(), environ, log_path, err_path);
+}
+
+// kevo_scripted in the background (as spawn_kevo), each evaluation lasting `delay_ms`, so that a
+// signal or a kill sent once the run has made progress lands before its end.
+inline pid_t spawn_scripted_kevo(const std::vector<std::string>& args, const std::string& log_path, int delay_ms) {
+    ScopedEnv delay("KEVO_SCRIPTED_DELAY_MS", std::to_string(delay_ms));
+    return spawn_kevo(args, log_path, "", KEVO_SCRIPTED_BINARY);
 }
 
 // Runs kevo with stdout and stderr on one pseudo-terminal, as a user at a terminal sees it: the

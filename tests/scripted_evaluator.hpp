@@ -2,20 +2,21 @@
 // evaluation finds in a marker line of its source,
 //     #define KEVO_SCRIPT speed=1.5 heldout_speed=0.8 verdict=ok heldout=incorrect cv=0.01
 // (every key optional; a line of code, not a comment, so that two scripts of one kernel are two
-// kernels to the duplicate check): its time at every size is the seed's divided by `speed` (the held-out size's
-// by `heldout_speed`, default `speed`), its verdict `verdict`, and `heldout` the verdict at the held-out
-// sizes alone. A source without a marker is timed as `speed_rule` says: by its knob values (the tune
-// proposer changes those, not the source), the seed's own defaults at the seed's speed. The sizes are the task's own for the profile; the
-// seed reaches half of the bandwidth ceiling at each; fractions divide by the ceilings the request pins,
-// else by the evaluator's calibration, which a test may replace (a recalibration). Everything is
-// deterministic: the tests of promotion, strategies, resume, the gate and the reports that run on it
-// check their rules, not the noise of a machine. An evaluation past `fail_after` is an environment
-// error, as a worker that died would be: the run stops there, resumable, as after a kill. The static
-// scan is the real one (a source it refuses is `rejected`, as by the Evaluator).
+// kernels to the duplicate check): its time at every size is the seed's divided by `speed` (the
+// held-out sizes' by `heldout_speed`, default `speed`), its verdict `verdict`, and `heldout` the
+// verdict at the held-out sizes alone. A source without a marker is timed as `speed_rule` says: by
+// its knob values (the tune proposer changes those, not the source), the seed's own defaults at the
+// seed's speed. The sizes are the task's own for the profile; the seed reaches half of the bandwidth
+// ceiling at each; fractions divide by the ceilings the request pins, else by the evaluator's
+// calibration, which a test may replace (a recalibration). Everything is deterministic: the tests of
+// promotion, strategies, resume, the gate and the reports that run on it check their rules, not the
+// noise of a machine. An evaluation past `fail_after` is an environment error, as a worker that died
+// would be: the run stops there, resumable, as after a kill. The static scan is the real one (a
+// source it refuses is `rejected`, as by the Evaluator).
 #pragma once
 
-#include <cmath>
 #include <chrono>
+#include <cmath>
 #include <functional>
 #include <map>
 #include <optional>
@@ -99,8 +100,6 @@ class ScriptedEvaluator final : public Evaluating {
 public:
     // The seed reaches this rate at every size (half of the default ceiling).
     static constexpr double kSeedGbs = 50;
-
-    ScriptedEvaluator() = default;
 
     // For a source without a marker: its speed-up over the seed, from the request (its knob values).
     std::function<double(const EvalRequest&)> speed_rule = speed_of_knobs;

@@ -401,9 +401,7 @@ TEST(CliReview, InterruptedSweepHintKeepsOutAndDb) {
     const std::string file = dir.file("one.toml"), db = dir.file("s.db"), out = dir.file("sweep-out"), log = dir.file("sweep.log");
     std::ofstream(file) << "backend = \"opencl\"\nprofile = \"small\"\ntasks = [\"saxpy\"]\n[budget]\niterations = 3\n"
                            "[[models]]\nname = \"tuner\"\nproposer = \"tune\"\n";
-    ::setenv("KEVO_SCRIPTED_DELAY_MS", "300", 1);
-    const pid_t pid = spawn_kevo({"sweep", file, "--db", db, "--out", out}, log, "", KEVO_SCRIPTED_BINARY);
-    ::unsetenv("KEVO_SCRIPTED_DELAY_MS");
+    const pid_t pid = kevo::test::spawn_scripted_kevo({"sweep", file, "--db", db, "--out", out}, log, 300);
     ASSERT_GT(pid, 0);
     auto started = [&] {
         std::error_code ec;

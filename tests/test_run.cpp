@@ -101,11 +101,10 @@ TEST(Run, CmdProposerGetsThePromptAndItsAnswerIsEvaluated) {
 
 TEST(Run, KilledRunResumesAndFinishes) {
     const std::string db = temp_path("resume.db"), log = temp_path("resume.log");
-    ::setenv("KEVO_SCRIPTED_DELAY_MS", "50", 1);
-    const pid_t pid = spawn_kevo(run_args({"run", "heat2d", "--backend", "opencl", "--profile", "small", "--proposer", "tune",
-                                           "--iterations", "8", "--seed", "11", "--db", db, "--out", temp_path("resume-out")}),
-                                 log, "", KEVO_SCRIPTED_BINARY);
-    ::unsetenv("KEVO_SCRIPTED_DELAY_MS");
+    const pid_t pid = kevo::test::spawn_scripted_kevo(
+        run_args({"run", "heat2d", "--backend", "opencl", "--profile", "small", "--proposer", "tune", "--iterations", "8",
+                  "--seed", "11", "--db", db, "--out", temp_path("resume-out")}),
+        log, 50);
     ASSERT_GT(pid, 0);
     // Wait until a few iterations are stored, then kill kevo without warning.
     std::string run_id;

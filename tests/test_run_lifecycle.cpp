@@ -52,14 +52,6 @@ std::string wait_for_iterations(const std::string& db, int iterations, double se
     return {};
 }
 
-// A run of kevo_scripted in the background, each evaluation lasting 50 ms.
-pid_t spawn_scripted(const std::vector<std::string>& args, const std::string& log) {
-    ::setenv("KEVO_SCRIPTED_DELAY_MS", "50", 1);
-    const pid_t pid = spawn_kevo(args, log, "", KEVO_SCRIPTED_BINARY);
-    ::unsetenv("KEVO_SCRIPTED_DELAY_MS");
-    return pid;
-}
-
 int wait_exit(pid_t pid) {
     int status = 0;
     ::waitpid(pid, &status, 0);
@@ -72,7 +64,7 @@ nlohmann::json report(const std::string& db, const std::string& run_id) {
 
 TEST(RunLifecycle, ASecondProcessCannotDriveARunningRunAndAKilledOneLeavesNoLock) {
     const std::string db = path("lock.db"), out = path("lock-out"), log = path("lock.log");
-    const pid_t pid = spawn_scripted(quick_run("heat2d", db, out, {"--iterations", "40"}), log);
+    const pid_t pid = kevo::test::spawn_scripted_kevo(quick_run("heat2d", db, out, {"--iterations", "40"}), log, 50);
     ASSERT_GT(pid, 0);
     const std::string run_id = wait_for_iterations(db, 1);
     ASSERT_FALSE(run_id.empty()) << slurp(log);
@@ -99,7 +91,7 @@ TEST_P(RunSignal, StopsCleanlyWithTheBestSoFarOnDiskAndSaysHowToResume) {
     const std::string tag = signal == SIGINT ? "int" : "term";
     const std::string db = path("signal-" + tag + ".db"), out = path("signal-" + tag + "-out"),
                       log = path("signal-" + tag + ".log");
-    const pid_t pid = spawn_scripted(quick_run("heat2d", db, out, {"--iterations", "40"}), log);
+    const pid_t pid = kevo::test::spawn_scripted_kevo(quick_run("heat2d", db, out, {"--iterations", "40"}), log, 50);
     ASSERT_GT(pid, 0);
     const std::string run_id = wait_for_iterations(db, 2);
     ASSERT_FALSE(run_id.empty()) << slurp(log);

@@ -98,12 +98,14 @@ TEST(RunResume, ResumedAcrossADropoutBehavesLikeTheLiveRun) {
     const std::string killed_db = temp_path("killed.db"), replay = replay_dir("replay");
     fs::remove(killed_db);
     // The seed and iterations 1..10 are evaluated; the 12th evaluation (iteration 11's) fails.
-    ::setenv("KEVO_SCRIPTED_FAIL_AFTER", std::to_string(kKilledAfter + 1).c_str(), 1);
-    const auto stopped = kevo::test::run_scripted_kevo(
-        {"run", "saxpy", "--backend", "opencl", "--profile", "small", "--proposer", "replay", "--replay", replay,
-         "--iterations", std::to_string(kIterations), "--stagnation", std::to_string(kWindow), "--warmup", "1", "--repeat", "3",
-         "--timeout", "30", "--gate-rounds", "1", "--seed", "5", "--db", killed_db, "--out", temp_path("killed-out")});
-    ::unsetenv("KEVO_SCRIPTED_FAIL_AFTER");
+    kevo::test::ProcessResult stopped;
+    {
+        kevo::test::ScopedEnv dies("KEVO_SCRIPTED_FAIL_AFTER", std::to_string(kKilledAfter + 1));
+        stopped = kevo::test::run_scripted_kevo(
+            {"run", "saxpy", "--backend", "opencl", "--profile", "small", "--proposer", "replay", "--replay", replay,
+             "--iterations", std::to_string(kIterations), "--stagnation", std::to_string(kWindow), "--warmup", "1", "--repeat",
+             "3", "--timeout", "30", "--gate-rounds", "1", "--seed", "5", "--db", killed_db, "--out", temp_path("killed-out")});
+    }
     ASSERT_EQ(stopped.exit_code, 2) << stopped.err;
     std::string run_id;
     {

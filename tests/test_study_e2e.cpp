@@ -83,9 +83,7 @@ TEST(StudyEndToEnd, KilledMidwayResumesToTheEndAndItsReportAndTablesAreChecked) 
     const std::vector<std::string> sweep = {"sweep", study, "--db", db, "--out", out};
 
     // Killed once a few cells have runs: mid-way through the matrix.
-    ::setenv("KEVO_SCRIPTED_DELAY_MS", "30", 1);
-    const pid_t pid = kevo::test::spawn_kevo(sweep, temp_path("killed.log"), "", KEVO_SCRIPTED_BINARY);
-    ::unsetenv("KEVO_SCRIPTED_DELAY_MS");
+    const pid_t pid = kevo::test::spawn_scripted_kevo(sweep, temp_path("killed.log"), 30);
     ASSERT_GT(pid, 0);
     for (int i = 0; i < 6000 && runs_in(db) < 4; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
     ::kill(pid, SIGKILL);

@@ -156,9 +156,7 @@ TEST(Sweep, KilledSweepResumesAndFinishesEveryCellExactlyOnce) {
     const std::string db = temp_path("killed.db"), out = temp_path("killed-out"), log = temp_path("killed.log");
     fs::remove(db);
     const std::string study = write_study(temp_path("killed.toml"), s, device);
-    ::setenv("KEVO_SCRIPTED_DELAY_MS", "100", 1);  // each evaluation lasts: the kill lands mid-way
-    const pid_t pid = kevo::test::spawn_kevo(sweep_args(study, db, out), log, "", KEVO_SCRIPTED_BINARY);
-    ::unsetenv("KEVO_SCRIPTED_DELAY_MS");
+    const pid_t pid = kevo::test::spawn_scripted_kevo(sweep_args(study, db, out), log, 100);
     ASSERT_GT(pid, 0);
     ASSERT_TRUE(wait_for_progress(db, 2)) << slurp(log);
     ::kill(pid, SIGKILL);  // the sweep alone: its runs must follow it down by themselves

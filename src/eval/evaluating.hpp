@@ -1,7 +1,7 @@
 // What the search loop, the gate's caller and the bench need from an evaluation service: the device,
 // an evaluation, a calibration and the ceilings in force. The Evaluator (evaluator.hpp: the scan, then
 // the worker process under deadlines) is the one kevo runs; tests of promotion, strategies, resume,
-// aggregates and reports supply a scripted one (tests/support/scripted_evaluator.hpp), so that what
+// aggregates and reports supply a scripted one (tests/scripted_evaluator.hpp), so that what
 // they check does not depend on real kernels or on timing noise.
 #pragma once
 

@@ -44,13 +44,13 @@ nlohmann::json default_option_values() {
 
 Expected<RunOptions> apply_option_values(RunOptions base, const nlohmann::json& values) {
     nlohmann::json j = base;
+    const nlohmann::json strategy = value_or_default(values, *find_run_option("strategy"));
     for (const auto& o : run_option_table()) {
         const nlohmann::json value = value_or_default(values, o);
         switch (o.part) {
             case OptionPart::strategy:
                 // (json on both sides: nlohmann 3.11.3 has no string == json under C++20's rewritten comparisons)
-                if (value_or_default(values, *find_run_option("strategy")) == nlohmann::json(o.owner))
-                    j["strategy_options"][o.name] = value;
+                if (strategy == nlohmann::json(o.owner)) j["strategy_options"][o.name] = value;
                 break;
             case OptionPart::proposer:
                 if (!o.flag.empty()) j["settings"][o.name] = value;  // a study-only key (api_key_env) is not the run's

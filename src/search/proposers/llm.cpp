@@ -165,8 +165,8 @@ public:
             std::string what, message;
             if (r.transport == HttpResult::Transport::ok && r.status >= 200 && r.status < 300) {
                 auto read = accept(proposal, r, outcomes, context);
-                if (!read) return proposal;  // a candidate, no code, or a failure that ends it
-                judgement = judge_reply(0, *read);       // an error event inside the stream
+                if (!read) return proposal;         // a candidate, no code, or a failure that ends it
+                judgement = judge_reply(0, *read);  // an error event inside the stream
                 what = fmt::format("HTTP {} stream error", r.status);
                 message = read->message;
                 outcomes.back() = what;
