@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Installs kevo's build and test dependencies from Debian 12 packages (run as root or with sudo), and
+# Installs kevo's build and test dependencies from Debian 12 packages (run as root or with sudo),
 # LiteLLM's proxy from PyPI into .venv-litellm (ignored by git), the real OpenAI-compatible server of
-# tests/test_litellm_proxy.cpp.
+# tests/test_litellm_proxy.cpp, and the pinned Triton from PyPI into .venv-triton (ignored), the
+# compiler of Triton candidates (KEVO_TRITON_PYTHON names its Python; tests/test_triton.cpp).
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -19,4 +20,11 @@ LITELLM_VERSION="1.108.7"
 if ! "$ROOT/.venv-litellm/bin/litellm" --version 2>/dev/null | grep -q "$LITELLM_VERSION"; then
     python3 -m venv "$ROOT/.venv-litellm"
     "$ROOT/.venv-litellm/bin/pip" install --quiet --disable-pip-version-check "litellm[proxy]==$LITELLM_VERSION"
+fi
+
+# Triton: the version of the H200 image, which kevo's driver, seeds and checks are written against.
+TRITON_VERSION="3.6.0"
+if ! "$ROOT/.venv-triton/bin/python" -c "import triton, sys; sys.exit(triton.__version__ != '$TRITON_VERSION')" 2>/dev/null; then
+    python3 -m venv "$ROOT/.venv-triton"
+    "$ROOT/.venv-triton/bin/pip" install --quiet --disable-pip-version-check "triton==$TRITON_VERSION"
 fi

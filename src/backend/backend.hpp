@@ -43,10 +43,27 @@ struct DeviceInfo {
 
 // Outcome of a compilation: a module on success, the compiler's log either way. A candidate that
 // does not compile is not an environment error.
+// One kernel compiled ahead of time on the host (a Triton cubin): the task's kernel it implements,
+// the entry point's name in the image, and the image.
+struct KernelImage {
+    std::string kernel;
+    std::string entry;
+    std::string binary;
+};
+
 struct CompileOutcome {
     std::optional<uint32_t> module;
     std::string log;
     double seconds = 0;
+    // A language compiled on the host ahead of time (Triton) yields one image per kernel for the
+    // device to load, and what its compiler said of them as JSON (warps, shared memory, hidden
+    // parameters); both empty otherwise.
+    std::vector<KernelImage> images;
+    std::string image_metadata;
+    // The language's own static check refused the candidate before anything of it ran: a verdict
+    // `rejected` with this reason, not a compile error.
+    std::optional<std::string> refused;
+    bool compiled() const { return module.has_value() || !images.empty(); }
 };
 
 // What the compiler allotted to one kernel; -1 where the backend cannot say.

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/expected.hpp"
+
 namespace kevo {
 
 // A task's kernel signature, stated once in a language-neutral form; each language renders it.
@@ -48,6 +50,25 @@ struct ScanRules {
     bool globals_at_file_scope_only = false;      // a global word counts only outside braces (OpenCL's `global`)
 };
 
+// One kernel of a task as a language's own compiler needs it: its entry name and declared parameters.
+struct KernelSignature {
+    std::string name;
+    std::vector<SignatureParam> params;
+};
+
+// What a language with its own compiler (KernelLanguage::compile) is given: the candidate, its knob
+// values ("NAME=VALUE"), the architecture ("sm_90"), the task's kernels and the deadline.
+struct LanguageCompileRequest {
+    std::string_view source;
+    std::string_view source_name;  // named in the compiler's messages
+    const std::vector<std::string>& defines;
+    std::string arch;
+    const std::vector<KernelSignature>& kernels;
+    double timeout_s = 60;
+};
+
+struct CompileOutcome;  // backend/backend.hpp
+
 struct KernelLanguage {
     std::string name;          // "cuda": the name used on the command line and in stored settings
     std::string display_name;  // "CUDA C++": the prompt's and messages' wording
@@ -66,10 +87,17 @@ struct KernelLanguage {
     std::string no_arch_targets_note;  // why not, when arch_targets is false
     std::string no_dynamic_shared_note;  // why not, when dynamic_shared is false
 
+    // The C-family scan (includes, launches, globals) applies; a language that is not C (Triton)
+    // checks its own syntax tree in its compiler instead, before any of the candidate runs.
+    bool c_family = true;
     ScanRules scan;
     SignatureCheck signature_check = SignatureCheck::typed_parameters;
     // The declaration of kernel `name` taking `params`, as it must appear in a source of this language.
     std::string (*render_signature)(std::string_view name, const std::vector<SignatureParam>& params) = nullptr;
+    // The language's own compiler, run on the host ahead of time: it yields a binary image
+    // (CompileOutcome::image) that the backend's device loads. Null: the device's compiler (NVRTC,
+    // the OpenCL runtime) compiles the source itself. Errors are environment faults only.
+    Expected<CompileOutcome> (*compile)(const LanguageCompileRequest& request) = nullptr;
 };
 
 // A handle on a registered language; compares by identity. A default handle names none and may

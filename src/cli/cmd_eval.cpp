@@ -57,6 +57,7 @@ int run(EvalOptions& o) {
     request.task = o.task;
     request.source = *source;
     request.source_name = o.file;
+    request.language = language_of_file(o.file);
     request.sizes = *sizes;
     request.roofline = *roofline;
     request.warmup = o.warmup;

@@ -13,6 +13,7 @@ namespace {
 struct ShowOptions {
     std::string task;
     std::string backend = "auto";
+    std::string language;  // empty: the backend's default
     bool seed = false, brief = false, best = false;
 };
 
@@ -24,9 +25,16 @@ int run(const ShowOptions& o) {
         say(false, std::string(task_file(o.task, "brief.md")));
         return kExitOk;
     }
-    auto backend = resolve_backend_name(o.backend);
-    if (!backend) return fail(backend.error().message);
-    const char* suffix = language_suffix(make_backend(*backend)->language());
+    Language language;
+    if (!o.language.empty()) {
+        language = language_named(o.language);
+        if (!language) return fail(fmt::format("--language {}: not a kernel language ({})", o.language, language_choices()));
+    } else {
+        auto backend = resolve_backend_name(o.backend);
+        if (!backend) return fail(backend.error().message);
+        language = make_backend(*backend)->language();
+    }
+    const char* suffix = language_suffix(language);
     const std::string file = fmt::format("{}.{}", o.best ? "best" : "seed", suffix);
     const auto text = task_file(o.task, file);
     if (text.empty()) return fail(fmt::format("task {} ships no {}", o.task, file));
@@ -42,6 +50,7 @@ void setup_show(CLI::App& app, int& exit_code) {
     cmd->add_option("TASK", o->task, "task name (see `kevo tasks`)")->required();
     cmd->add_option("--backend", o->backend, "language of the source: cuda (.cu), opencl (.cl) or auto")
         ->check(CLI::IsMember(backend_choices()));
+    cmd->add_option("--language", o->language, "a kernel language by name (" + language_choices() + "); overrides --backend");
     cmd->add_flag("--seed", o->seed, "the naive seed kernel (default)");
     cmd->add_flag("--brief", o->brief, "the brief a proposer reads");
     cmd->add_flag("--best", o->best, "the best-known kernel, where the task ships one");

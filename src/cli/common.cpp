@@ -52,7 +52,7 @@ Expected<std::string> backend_for_file(const std::string& requested, const std::
     if (!backend) return backend;
     if (*backend != by_suffix) {
         auto b = make_backend(*backend);
-        const std::string file_language = language_name(make_backend(by_suffix)->language());
+        const std::string file_language = language_name(language_for_suffix(ext.substr(1)));
         const char* article = file_language.front() == 'O' ? "an" : "a";  // "an OpenCL C file", "a CUDA C++ file"
         return make_error(fmt::format("{} is {} {} file ({}), but --backend {} compiles {} (.{}); use --backend {} or a "
                                       ".{} file", file, article, file_language, ext,
@@ -60,6 +60,18 @@ Expected<std::string> backend_for_file(const std::string& requested, const std::
                                       by_suffix, language_suffix(b->language())));
     }
     return backend;
+}
+
+std::string language_choices() {
+    std::string names;
+    for (const Language l : languages()) names += (names.empty() ? "" : ", ") + l.name() + " (." + l.suffix() + ")";
+    return names;
+}
+
+std::string language_of_file(const std::string& file) {
+    const std::string ext = std::filesystem::path(file).extension().string();
+    const Language language = ext.size() > 1 ? language_for_suffix(ext.substr(1)) : Language();
+    return language ? language.name() : std::string();
 }
 
 std::string resolve_profile(const std::string& requested, const DeviceInfo& device) {

@@ -33,6 +33,10 @@ void add_noise_options(CLI::App& cmd, int& max_repeat, double& noise_cv);
 // opencl); an explicit backend whose language does not match the extension is a usage error (a
 // CUDA file is not an OpenCL compile error). Files with other extensions follow --backend.
 Expected<std::string> backend_for_file(const std::string& requested, const std::string& file);
+// The registered language a file's suffix names ("triton" for a .py file); empty when none does.
+std::string language_of_file(const std::string& file);
+// The registered languages for a help text or an error: "cuda (.cu), opencl (.cl), triton (.py)".
+std::string language_choices();
 
 // Resolves --profile's default: small on a CPU device, large on a GPU.
 std::string resolve_profile(const std::string& requested, const DeviceInfo& device);

@@ -231,6 +231,12 @@ Expected<Process> Process::spawn(const SpawnOptions& o) {
             ::sigaction(SIGPIPE, &default_action, nullptr);
             ::sigprocmask(SIG_SETMASK, &no_signals, nullptr);
         }
+        if (!o.working_dir.empty() && ::chdir(o.working_dir.c_str()) != 0) {
+            const int e = errno;
+            [[maybe_unused]] const ssize_t n = ::write(exec_error[1], &e, sizeof e);
+            ::_exit(127);
+        }
+        if (o.sandbox) o.sandbox->enter();
         ::execve(o.executable.c_str(), argv.data(), envp.data());
         const int e = errno;
         [[maybe_unused]] const ssize_t n = ::write(exec_error[1], &e, sizeof e);

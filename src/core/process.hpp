@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/expected.hpp"
+#include "core/sandbox.hpp"
 
 namespace kevo {
 
@@ -58,6 +59,8 @@ struct SpawnOptions {
     bool default_signals = false;      // SIGPIPE back to its default and no blocked signals (kevo ignores SIGPIPE)
     std::optional<unsigned long long> address_space_bytes;  // RLIMIT_AS
     std::optional<unsigned long long> cpu_seconds;          // RLIMIT_CPU
+    std::string working_dir;                                 // empty: kevo's own
+    const SandboxPlan* sandbox = nullptr;                    // entered just before exec; must outlive spawn()
 };
 
 // What Process::communicate collected.

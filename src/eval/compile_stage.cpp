@@ -7,6 +7,34 @@
 
 namespace kevo {
 
+Expected<Language> request_language(const EvalRequest& request, const std::string& backend) {
+    if (request.language.empty()) {
+        const Language language = default_language_of(backend);
+        if (!language) return make_error(fmt::format("backend '{}' has no kernel language", backend));
+        return language;
+    }
+    const Language language = language_named(request.language);
+    if (!language) return make_error(fmt::format("unknown kernel language '{}'", request.language));
+    if (language->backend != backend)
+        return make_error(fmt::format("{} is compiled by the {} backend, not {}", language->display_name, language->backend,
+                                      backend));
+    return language;
+}
+
+namespace {
+
+// The language's own compiler, given the task's kernels (Triton compiles each entry point by name).
+Expected<CompileOutcome> compile_with_language(const TaskSpec& spec, const EvalRequest& request, Language language,
+                                               const std::vector<std::string>& defines, const std::string& arch) {
+    std::vector<KernelSignature> kernels;
+    for (const auto& k : spec.kernels) kernels.push_back({k.name, k.params});
+    const std::string source_name = request.source_name.empty() ? "candidate." + language->suffix : request.source_name;
+    return language->compile(
+        LanguageCompileRequest{request.source, source_name, defines, arch, kernels, request.compile_timeout_s});
+}
+
+}  // namespace
+
 Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest& request, Language language,
                                          const std::string& device_arch, const CompileFn& compile) {
     CompileStage out;
@@ -34,13 +62,19 @@ Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest
     std::vector<std::string> defines;
     for (const auto& [name, value] : out.knobs) defines.push_back(name + "=" + value);
 
-    auto outcome = compile(request.source, defines, *arch);
+    auto outcome = language->compile
+                       ? compile_with_language(spec, request, language, defines, arch->empty() ? device_arch : *arch)
+                       : compile(request.source, defines, *arch);
     if (!outcome) return outcome.error();
+    if (outcome->refused) return reject(*outcome->refused);
+    const bool compiled = outcome->compiled();
     out.module = outcome->module;
+    out.images = std::move(outcome->images);
+    out.image_metadata = std::move(outcome->image_metadata);
     out.log = name_source_in_log(outcome->log, request.source_name);
     out.seconds = outcome->seconds;
     out.messages = parse_compile_log(out.log);
-    if (!out.module) {
+    if (!compiled) {
         std::string first;
         for (const auto& m : out.messages)
             if (m.severity == "error") {

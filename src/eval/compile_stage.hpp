@@ -25,14 +25,21 @@ struct CompileStage {
     Directives directives;
     std::map<std::string, std::string> knobs;  // values in force
     std::optional<uint32_t> module;
+    std::vector<KernelImage> images;  // a language compiled ahead of time (CompileOutcome::images)
+    std::string image_metadata;
     std::string log;
     double seconds = 0;
     std::vector<CompileMessage> messages;
     std::vector<std::string> warnings;  // `// kevo:` lines that are ordinary comments, noted
 };
 
+// The language a request is written in: its `language` when named (a language `backend` compiles),
+// else the backend's default. An unknown name, or one another backend compiles, is an error.
+Expected<Language> request_language(const EvalRequest& request, const std::string& backend);
+
 // Compiler messages name request.source_name (see name_source_in_log). `language` and `device_arch`
 // (the device's, or the offline compiler's, "sm_90") decide whether a declared target may be used.
+// A language with its own compiler (KernelLanguage::compile) compiles there instead of `compile`.
 // Errors are environment faults of the compiler itself (cannot be loaded, ...).
 Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest& request, Language language,
                                          const std::string& device_arch, const CompileFn& compile);

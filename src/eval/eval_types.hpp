@@ -35,6 +35,7 @@ struct EvalRequest {
     std::string profile = "small";
     std::string source;                         // the candidate's kernel source
     std::string source_name;                    // its path, named in compiler messages (empty: "candidate.<cu|cl>")
+    std::string language;                       // a registered language's name; empty: the backend's default
     std::map<std::string, std::string> defines;  // tune-knob values overriding the defaults
     SizeSelection sizes = SizeSelection::in;
     int warmup = 3;
@@ -170,7 +171,7 @@ void to_json(nlohmann::json& j, Limiter v);
 void from_json(const nlohmann::json& j, Limiter& v);
 const char* roofline_mode_name(RooflineMode mode);
 
-KEVO_JSON_FIELDS(EvalRequest, task, profile, source, source_name, defines, sizes, warmup, repeat, max_repeat, noise_cv, timeout_s,
+KEVO_JSON_FIELDS(EvalRequest, task, profile, source, source_name, language, defines, sizes, warmup, repeat, max_repeat, noise_cv, timeout_s,
                  compile_timeout_s, roofline, seed, check_only, device_reference, ceilings)
 KEVO_JSON_FIELDS(CompileMessage, line, column, severity, message)
 KEVO_JSON_FIELDS(KernelResources, kernel, registers, shared_bytes, local_bytes, max_threads, block, per_thread,

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "core/interrupt.hpp"
+#include "eval/compile_stage.hpp"
 #include "eval/stage_clock.hpp"
 #include "eval/static_scan.hpp"
 #include "task/registry.hpp"
@@ -48,7 +49,9 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
     if (!info) return info.error();
 
     const auto start = Clock::now();
-    const Language language = default_language_of(options_.backend);
+    auto language_or = request_language(request, options_.backend);
+    if (!language_or) return language_or.error();
+    const Language language = *language_or;
     const ScanResult scan = scan_source(request.source, language);
     const double scan_seconds = seconds_between(start, Clock::now());
     auto base_result = [&](Verdict v, std::string diagnostics) {

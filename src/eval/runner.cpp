@@ -432,11 +432,17 @@ Expected<EvalResult> Runner::evaluate_cascade(const EvalRequest& request) {
     // Directives, knobs, compilation.
     stage(Stage::compile);
     const auto compile_start = Clock::now();
-    auto compiled = run_compile_stage(spec, request, device_.language(), device_.info().arch,
+    auto language = request_language(request, device_.info().backend);
+    if (!language) return make_error(language.error().message);
+    auto compiled = run_compile_stage(spec, request, *language, device_.info().arch,
                                       [&](const std::string& source, const std::vector<std::string>& defines,
                                           const std::string& arch) { return compile(source, defines, arch); });
     result.stage_seconds.compile = since(compile_start);
-    if (!compiled) return finish(Verdict::runtime_error, "compiler failure: " + compiled.error().message);
+    if (!compiled) return make_error("the compiler cannot run: " + compiled.error().message);  // kevo's, not the candidate's
+    if (!compiled->verdict && !compiled->module)
+        return make_error(fmt::format("{} kernels are compiled and checked on the host (kevo eval --compile-only), but "
+                                      "this kevo cannot yet load and launch them on the device",
+                                      (*language)->display_name));
     result.defines = compiled->knobs;
     result.compile_messages = compiled->messages;
     result.warnings.insert(result.warnings.end(), compiled->warnings.begin(), compiled->warnings.end());

@@ -206,6 +206,8 @@ ScanResult scan_source(std::string_view source, Language language) {
     if (source.find('\0') != std::string_view::npos) return refuse(0, "source contains a NUL byte");
     if (std::all_of(source.begin(), source.end(), [](char c) { return std::isspace(static_cast<unsigned char>(c)); }))
         return refuse(0, "source is empty");
+    // A language that is not C checks its own syntax tree in its compiler (KernelLanguage::c_family).
+    if (!language->c_family) return ScanResult{};
 
     const Physical physical = translate(source);
     if (auto refused = check_file_directives(physical, include_allow_list(language))) return *refused;

@@ -29,8 +29,9 @@ namespace kevo {
 
 namespace {
 
-// Static gates and compilation only: the verdict is ok when the candidate compiled.
-EvalResult compile_only(const EvalRequest& request, const DeviceInfo& info, Language language, const CompileFn& compile) {
+// Static gates and compilation only: the verdict is ok when the candidate compiled. A compiler that
+// cannot run (not installed, cannot be loaded) is an error: kevo's environment, not the candidate.
+Expected<EvalResult> compile_only(const EvalRequest& request, const DeviceInfo& info, const CompileFn& compile) {
     EvalResult result;
     result.task = request.task;
     result.backend = info.backend;
@@ -43,12 +44,10 @@ EvalResult compile_only(const EvalRequest& request, const DeviceInfo& info, Lang
         result.diagnostics = task.error().message;
         return result;
     }
-    auto stage = run_compile_stage((*task)->spec(), request, language, info.arch, compile);
-    if (!stage) {
-        result.verdict = Verdict::runtime_error;
-        result.diagnostics = "compiler failure: " + stage.error().message;
-        return result;
-    }
+    auto requested = request_language(request, info.backend);
+    if (!requested) return requested.error();
+    auto stage = run_compile_stage((*task)->spec(), request, *requested, info.arch, compile);
+    if (!stage) return make_error("the compiler cannot run: " + stage.error().message);
     result.defines = stage->knobs;
     result.compile_messages = stage->messages;
     result.warnings = stage->warnings;
@@ -97,16 +96,21 @@ int serve(LineChannel& channel, const HandlerTable& handlers, const std::functio
 }
 
 // The compile op: a stage event, then the compile-only result (or an error for an unreadable request).
-Handler compile_handler(LineChannel& channel, std::function<DeviceInfo()> info, Language language, CompileFn compile) {
-    return [&channel, info = std::move(info), language, compile = std::move(compile)](const nlohmann::json& message) -> HandlerOutcome {
+Handler compile_handler(LineChannel& channel, std::function<DeviceInfo()> info, CompileFn compile) {
+    return [&channel, info = std::move(info), compile = std::move(compile)](const nlohmann::json& message) -> HandlerOutcome {
         auto request = eval_request_from_json(message.value("request", nlohmann::json::object()));
         if (!request) {
             send_error(channel, request.error().message);
             return std::nullopt;
         }
         channel.send(stage_message({Stage::compile}));
+        auto result = compile_only(*request, info(), compile);
+        if (!result) {
+            send_error(channel, result.error().message);
+            return std::nullopt;
+        }
         nlohmann::json e = event_message(Event::result);
-        e["result"] = to_json(compile_only(*request, info(), language, compile));
+        e["result"] = to_json(*result);
         e["poisoned"] = false;
         channel.send(e);
         return std::nullopt;
@@ -122,7 +126,7 @@ int serve_offline(Backend& backend, const std::string& arch, LineChannel& channe
     ready["device"] = to_json(info);
     channel.send(ready);
     const HandlerTable handlers = {
-        {Op::compile, compile_handler(channel, [info] { return info; }, backend.language(),
+        {Op::compile, compile_handler(channel, [info] { return info; },
                                       [&](const std::string& source, const std::vector<std::string>& defines,
                                           const std::string& target) {
                                           return backend.compile_offline(source, defines, target.empty() ? arch : target);
@@ -209,7 +213,7 @@ int run_worker(const std::string& backend_name, int device_index, int read_fd, i
              channel.send(e);
              return std::nullopt;
          }},
-        {Op::compile, compile_handler(channel, [&] { return device.info(); }, device.language(),
+        {Op::compile, compile_handler(channel, [&] { return device.info(); },
                                       [&](const std::string& source, const std::vector<std::string>& defines,
                                           const std::string& arch) {
                                           return arch.empty() ? device.compile(source, defines)
