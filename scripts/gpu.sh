@@ -3,7 +3,7 @@
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
 # Usage: scripts/gpu.sh [build] [test] [calibrate] [ceilings] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
 #        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise] [report] [strategies]
-#        [tensor-ceilings] [ml-check] [bench-ml] [ml-wrong] [ml-recipes] [moe] [nsight]
+#        [tensor-ceilings] [ml-check] [bench-ml] [ml-wrong] [ml-recipes] [moe] [nsight] [triton]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build test` runs the whole ctest within KEVO_CTEST_SECONDS (default 480), and
@@ -23,6 +23,9 @@
 # `scripts/gpu.sh build variants` times the knob variants listed in bench/variants.txt (one
 # `task [-D NAME=VALUE ...]` per line) on their task's large held-out size: how the defaults of the
 # best-known kernels were chosen.
+# `scripts/gpu.sh build triton` evaluates every Triton seed (tasks/<task>/seed.py) with the image's own
+# Triton: compile-only, then in full at small, paper and large (the launch path is opt-in until it
+# has been run on a GPU: KEVO_UNVERIFIED_IMAGE_LAUNCH=1): $OUT/triton.txt. TASKS and TRITON_MODES narrow it.
 # Steps run in the order they are written below, whatever the order of the arguments.
 # Summaries go to $OUT (or ./gpu-out) as text; every JSON document into $OUT/results.tar.gz.
 set -uo pipefail
@@ -395,4 +398,22 @@ if want sweep-noise; then
     python3 scripts/sweep_noise.py --kevo "$KEVO" --backend cuda --tasks saxpy,heat2d,nbody --seeds 1,2,3,4 \
         --iterations 6 --concurrency 4 --out build-gpu/sweep-noise 2>&1 | tee "$OUT/sweep-noise.md"
 fi
+if want triton; then
+    export KEVO_TRITON_PYTHON="${KEVO_TRITON_PYTHON:-$(command -v python3)}" KEVO_UNVERIFIED_IMAGE_LAUNCH=1
+    for seed in tasks/*/seed.py; do
+        task=$(basename "$(dirname "$seed")")
+        [ -n "${TASKS:-}" ] && [[ " $TASKS " != *" $task "* ]] && continue
+        for mode in ${TRITON_MODES:-compile-only small paper large}; do
+            if [ "$mode" = compile-only ]; then args=(--compile-only); else args=(--profile "$mode" --sizes all); fi
+            json="$RES/triton_${task}_$mode.json"
+            timeout 300 $KEVO eval "$task" "$seed" --backend cuda "${args[@]}" --seed 1 --json < /dev/null > "$json" 2> "$json.err"
+            echo "$task $mode: exit $? $(python3 -c 'import json,sys
+try: d = json.load(open(sys.argv[1]))
+except ValueError: print("no result:", open(sys.argv[1] + ".err").read()[-300:].replace("\n", " ")); sys.exit()
+fr = [s.get("fraction") for s in d.get("sizes", []) if s.get("fraction")]
+print(d.get("verdict"), (d.get("diagnostics") or "")[:200].replace("\n", " "), "fractions", fr)' "$json")"
+        done
+    done 2>&1 | tee "$OUT/triton.txt"
+fi
 tar -czf "$OUT/results.tar.gz" -C build-gpu results 2>/dev/null
+

@@ -9,8 +9,10 @@
 
 #include "backend/kernel_language.hpp"
 #include "eval/compile_stage.hpp"
+#include "eval/directives.hpp"
 #include "eval/static_scan.hpp"
 #include "kevo_process.hpp"
+#include "search/answer.hpp"
 #include "task/registry.hpp"
 #include "temp_dir.hpp"
 #include "triton_python.hpp"
@@ -71,6 +73,28 @@ TEST(TritonLanguage, IsRegisteredForPyFilesAndCompiledByTheCudaBackend) {
     EXPECT_TRUE(scan_source("# kevo: tune BLOCK 256 512\n" + saxpy_with(""), triton()).accepted);
 }
 
+TEST(TritonLanguage, AnAnswersPythonBlockIsATritonCandidateAndNotAnOpenclOne) {
+    const std::string answer = "Here is the kernel:\n```python\n" + saxpy_with("") + "```\n";
+    const ParsedAnswer as_triton = parse_answer(answer, "", triton());
+    ASSERT_TRUE(as_triton.ok) << as_triton.reason;
+    EXPECT_NE(as_triton.source.find("@triton.jit"), std::string::npos);
+    // A C-family target does not take a Python block, even one that mentions a C kernel.
+    const ParsedAnswer as_opencl = parse_answer("```python\n# __kernel void saxpy(...)\n```\n", "", language_named("opencl"));
+    EXPECT_FALSE(as_opencl.ok);
+}
+
+TEST(TritonLanguage, APrecompiledKernelsThreadsNotItsTileAreCheckedAgainstTheDevice) {
+    DeviceInfo device;
+    device.max_threads_per_block = 1024;
+    Geometry g;
+    g.block = {4096, 1, 1};  // a Triton tile: 4096 elements per program
+    EXPECT_FALSE(validate_geometry("saxpy", g, device, KernelAttributes{}));
+    g.threads = Dim3{128, 1, 1};  // num_warps 4
+    EXPECT_TRUE(validate_geometry("saxpy", g, device, KernelAttributes{}));
+    // The grid divides the domain by the tile, not by the threads.
+    EXPECT_EQ(grid_for(g, Dim3{10000, 1, 1}).x, 3u);
+}
+
 TEST(TritonSeeds, EveryTritonSeedCompilesToAnSm90CubinWithTheTasksSignature) {
     KEVO_REQUIRE_TRITON();
     int seeds = 0;
@@ -110,6 +134,11 @@ TEST(TritonSeeds, KnobsReachTheCompilerAsConstexprsAndWarps) {
     const auto metadata = nlohmann::json::parse(stage->image_metadata);
     EXPECT_EQ(metadata[0]["constexprs"]["BLOCK"], 256);
     EXPECT_EQ(metadata[0]["num_warps"], 8);
+    // What the launch takes from it: 8 warps of 32 threads, and Triton's two scratch pointers as null.
+    ASSERT_EQ(stage->images.size(), 1u);
+    EXPECT_EQ(stage->images[0].threads_per_block, 256u);
+    EXPECT_EQ(stage->images[0].trailing_null_params, 2u);
+    EXPECT_EQ(stage->images[0].entry, "saxpy");
 }
 
 struct Hostile {

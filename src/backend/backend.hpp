@@ -44,11 +44,14 @@ struct DeviceInfo {
 // Outcome of a compilation: a module on success, the compiler's log either way. A candidate that
 // does not compile is not an environment error.
 // One kernel compiled ahead of time on the host (a Triton cubin): the task's kernel it implements,
-// the entry point's name in the image, and the image.
+// the entry point's name in the image, the image, and how its compiler requires it launched.
 struct KernelImage {
     std::string kernel;
     std::string entry;
     std::string binary;
+    unsigned threads_per_block = 0;     // fixed by the compiler (Triton: num_warps x 32); 0: the launch directive's block
+    uint64_t dynamic_shared_bytes = 0;  // the compiler's shared memory, passed at launch
+    unsigned trailing_null_params = 0;  // parameters after the task's that the launch passes as null (Triton's scratch)
 };
 
 struct CompileOutcome {
@@ -95,7 +98,7 @@ struct BufferHandle {
 };
 
 struct KernelArg {
-    enum class Kind { buffer, f32, u32 };
+    enum class Kind { buffer, f32, u32, null_pointer };
     Kind kind = Kind::u32;
     BufferHandle buffer{};
     uint64_t offset = 0;  // bytes into the buffer (guard zones sit before it)
@@ -105,6 +108,7 @@ struct KernelArg {
     static KernelArg buf(BufferHandle b, uint64_t offset = 0) { return {Kind::buffer, b, offset, 0, 0}; }
     static KernelArg f(float v) { return {Kind::f32, {}, 0, v, 0}; }
     static KernelArg u(uint32_t v) { return {Kind::u32, {}, 0, 0, v}; }
+    static KernelArg null() { return {Kind::null_pointer, {}, 0, 0, 0}; }
 };
 
 struct Launch {
@@ -131,6 +135,10 @@ public:
                                                       const std::vector<std::string>& /*defines*/,
                                                       const std::string& arch) {
         return make_error("this backend has no architecture-specific targets (asked for " + arch + ")");
+    }
+    // Loads an image compiled ahead of time on the host (CompileOutcome::images) as a module.
+    virtual Expected<uint32_t> load_image(const KernelImage& image) {
+        return make_error("this backend loads no precompiled kernel images (asked for " + image.kernel + ")");
     }
     // A missing entry point is returned as an error; the caller turns it into a verdict.
     virtual Expected<uint32_t> kernel(uint32_t module, const std::string& name) = 0;

@@ -38,6 +38,7 @@ Expected<CompileOutcome> compile_with_language(const TaskSpec& spec, const EvalR
 Expected<CompileStage> run_compile_stage(const TaskSpec& spec, const EvalRequest& request, Language language,
                                          const std::string& device_arch, const CompileFn& compile) {
     CompileStage out;
+    out.language = language;
     auto reject = [&](std::string why) {
         out.verdict = Verdict::rejected;
         out.diagnostics = std::move(why);

@@ -22,6 +22,7 @@ using CompileFn = std::function<Expected<CompileOutcome>(const std::string& sour
 struct CompileStage {
     std::optional<Verdict> verdict;  // set when the candidate failed here
     std::string diagnostics;
+    Language language;  // the language it was compiled as
     Directives directives;
     std::map<std::string, std::string> knobs;  // values in force
     std::optional<uint32_t> module;

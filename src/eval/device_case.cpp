@@ -102,7 +102,7 @@ std::vector<Launch> DeviceCase::launches(const Case& c, const std::map<std::stri
         Launch l;
         l.kernel = kernels.at(spec.kernel);
         const Geometry& g = geometry.at(spec.kernel);
-        l.block = g.block;
+        l.block = g.threads.value_or(g.block);
         l.grid = grid_for(g, spec.domain);
         l.shared_bytes = g.dynamic_shared_bytes;
         for (const auto& a : spec.args) {
@@ -114,6 +114,7 @@ std::vector<Launch> DeviceCase::launches(const Case& c, const std::map<std::stri
                 case ArgRef::Kind::u32: l.args.push_back(KernelArg::u(a.u32)); break;
             }
         }
+        for (unsigned i = 0; i < g.null_args; ++i) l.args.push_back(KernelArg::null());
         out.push_back(std::move(l));
     }
     return out;

@@ -279,14 +279,15 @@ Dim3 grid_for(const Geometry& g, const Dim3& domain) {
 
 Expected<void> validate_geometry(const std::string& kernel, const Geometry& g, const DeviceInfo& device,
                                  const KernelAttributes& attributes) {
-    const uint64_t threads = g.block.volume();
+    const Dim3 block = g.threads.value_or(g.block);  // the threads launched, not a precompiled kernel's tile
+    const uint64_t threads = block.volume();
     if (device.max_threads_per_block && threads > device.max_threads_per_block)
         return make_error(fmt::format("block {} of '{}' has {} threads; the device allows at most {}",
-                                      describe(g.block, 3), kernel, threads, device.max_threads_per_block));
+                                      describe(block, 3), kernel, threads, device.max_threads_per_block));
     if (attributes.max_threads && threads > attributes.max_threads)
         return make_error(fmt::format("block {} of '{}' has {} threads; the compiled kernel allows at most {} "
                                       "(registers: {}, shared bytes: {})",
-                                      describe(g.block, 3), kernel, threads, attributes.max_threads,
+                                      describe(block, 3), kernel, threads, attributes.max_threads,
                                       attributes.registers, attributes.shared_bytes));
     const uint64_t static_shared = attributes.shared_bytes > 0 ? uint64_t(attributes.shared_bytes) : 0;
     if (g.dynamic_shared_bytes > 0 && device.shared_mem_per_block > 0 &&

@@ -62,6 +62,10 @@ struct Geometry {
     Dim3 per_thread;
     std::optional<Dim3> grid;  // fixed block count, when declared
     uint64_t dynamic_shared_bytes = 0;  // smem=: the host raises the kernel's limit and launches with it
+    // A kernel compiled ahead of time (KernelImage): its compiler fixes the threads per block, and
+    // `block` is then the tile one block covers (what the grid divides the domain by).
+    std::optional<Dim3> threads;
+    unsigned null_args = 0;  // null pointers after the task's arguments (Triton's scratch parameters)
 };
 
 // The geometry of one kernel: the task default unless the candidate declares its own.

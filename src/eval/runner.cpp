@@ -1,8 +1,10 @@
 // The worker-side evaluation cascade (see runner.hpp and docs/evaluation.md).
 #include "eval/runner.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -107,21 +109,64 @@ Expected<CompileOutcome> Runner::compile(const std::string& source, const std::v
     return *outcome;
 }
 
+Expected<uint32_t> Runner::image_module(const KernelImage& image) {
+    const std::string key = hex64(hash64(image.binary));
+    if (auto it = image_modules_.find(key); it != image_modules_.end()) return it->second;
+    auto module = device_.load_image(image);
+    if (!module) return module.error();
+    if (image_modules_.size() >= kMaxCachedModules) {
+        for (auto& [k, m] : image_modules_) device_.release_module(m);
+        image_modules_.clear();
+    }
+    image_modules_[key] = *module;
+    return *module;
+}
+
+namespace {
+const KernelImage* image_of(const CompileStage& compiled, const std::string& kernel) {
+    for (const auto& image : compiled.images)
+        if (image.kernel == kernel) return &image;
+    return nullptr;
+}
+}  // namespace
+
+bool Runner::unverified_image_launch_allowed() {
+    const char* v = std::getenv("KEVO_UNVERIFIED_IMAGE_LAUNCH");
+    return v && std::string(v) == "1";
+}
+
 std::optional<Runner::Stop> Runner::bind(const Task& task, const CompileStage& compiled, BoundKernels& kernels,
                                          EvalResult& result) {
+    const Language language = compiled.language ? compiled.language : device_.language();
     for (const auto& k : task.spec().kernels) {
-        auto handle = device_.kernel(*compiled.module, k.name);
+        // A kernel compiled ahead of time is loaded from its image; otherwise it is in the module.
+        const KernelImage* image = image_of(compiled, k.name);
+        Expected<uint32_t> handle = make_error("no module");
+        if (image) {
+            auto module = image_module(*image);
+            if (!module) return Stop{Verdict::compile_error, "the compiled kernel cannot be loaded: " + module.error().message};
+            handle = device_.kernel(*module, image->entry);
+        } else if (compiled.module) {
+            handle = device_.kernel(*compiled.module, k.name);
+        }
         if (!handle)
             return Stop{Verdict::compile_error,
                         fmt::format("entry point '{}' not found; the task needs: {}", k.name,
-                                    k.params.empty() ? k.name : signature_text(k, device_.language()))};
+                                    k.params.empty() ? k.name : signature_text(k, language))};
         auto params = device_.parameters(*handle);
         if (!params) return Stop{Verdict::runtime_error, params.error().message};
-        if (auto wrong = signature_mismatch(k, device_.language(), *params)) return Stop{Verdict::compile_error, *wrong};
+        if (image && params->known)  // the compiler's own trailing parameters are not the task's
+            params->params.resize(params->params.size() - std::min<size_t>(image->trailing_null_params, params->params.size()));
+        if (auto wrong = signature_mismatch(k, language, *params)) return Stop{Verdict::compile_error, *wrong};
         auto attributes = device_.attributes(*handle);
         if (!attributes) return Stop{Verdict::runtime_error, attributes.error().message};
         auto g = resolve_geometry(compiled.directives, k, compiled.knobs);
         if (!g) return Stop{Verdict::rejected, g.error().message};
+        if (image) {
+            if (image->threads_per_block) g->threads = Dim3{image->threads_per_block, 1, 1};
+            g->dynamic_shared_bytes = image->dynamic_shared_bytes;
+            g->null_args = image->trailing_null_params;
+        }
         if (auto valid = validate_geometry(k.name, *g, device_.info(), *attributes); !valid)
             return Stop{Verdict::rejected, valid.error().message};
         kernels.handles[k.name] = *handle;
@@ -439,9 +484,12 @@ Expected<EvalResult> Runner::evaluate_cascade(const EvalRequest& request) {
                                           const std::string& arch) { return compile(source, defines, arch); });
     result.stage_seconds.compile = since(compile_start);
     if (!compiled) return make_error("the compiler cannot run: " + compiled.error().message);  // kevo's, not the candidate's
-    if (!compiled->verdict && !compiled->module)
-        return make_error(fmt::format("{} kernels are compiled and checked on the host (kevo eval --compile-only), but "
-                                      "this kevo cannot yet load and launch them on the device",
+    // Launching kernels compiled ahead of time has not yet been run on a GPU; until it has, it is
+    // opt-in, so that a fault of kevo's launch path is never reported as the candidate's verdict.
+    if (!compiled->verdict && !compiled->module && !unverified_image_launch_allowed())
+        return make_error(fmt::format("{} kernels are compiled and checked on the host (kevo eval --compile-only); launching "
+                                      "them on the device is not yet verified on a GPU (KEVO_UNVERIFIED_IMAGE_LAUNCH=1 "
+                                      "tries it)",
                                       (*language)->display_name));
     result.defines = compiled->knobs;
     result.compile_messages = compiled->messages;

@@ -65,6 +65,7 @@ private:
     CaseCache cases_{memory_fraction(0.15)};
     std::function<void(const nlohmann::json&)> emit_;
     std::map<std::string, CompileOutcome> compiled_;  // keyed by hash of (source, defines, arch)
+    std::map<std::string, uint32_t> image_modules_;    // keyed by hash of the image
     CacheFlusher flusher_{device_};
     DeviceCaseCache device_cases_{device_, device_case_budget(device_.info())};
     double reference_seconds_ = 0;  // of the evaluation in progress: kept off its correctness time
@@ -82,6 +83,9 @@ private:
                                      const std::string& arch);
     // Entry points, resources and geometry of every kernel of the task; a Stop when one is unusable.
     std::optional<Stop> bind(const Task& task, const CompileStage& compiled, BoundKernels& kernels, EvalResult& result);
+    // A kernel image compiled ahead of time (Triton's cubin), loaded once per distinct image.
+    Expected<uint32_t> image_module(const KernelImage& image);
+    static bool unverified_image_launch_allowed();
     // Both trials of one size; the nominal case is kept for timing.
     std::optional<Stop> check_size(const Task& task, const SizeSpec& size, const EvalRequest& request,
                                    const BoundKernels& kernels, SizeResult& sr, std::vector<CheckedSize>& kept);

@@ -57,14 +57,17 @@ std::string lower(std::string_view s) {
     return out;
 }
 
-// Tags under which a model plausibly writes kernel code: none, or the fence tags of any registered
-// language (a model may label OpenCL C as plain C); a block tagged json, text, ... is an
-// illustration, not a candidate.
-bool is_code_tag(std::string_view tag) {
+// Tags under which a model plausibly writes a kernel for `target`: none, or the fence tags of any
+// registered language of the same family (a model may label OpenCL C as plain C or as CUDA, which
+// is then named); a block tagged json, text, ... or in a language of the other family (Python
+// beside C) is an illustration, not a candidate.
+bool is_code_tag(std::string_view tag, Language target) {
     const std::string t = lower(tag);
     if (t.empty()) return true;
     for (const Language l : languages())
-        if (std::find(l->fence_tags.begin(), l->fence_tags.end(), t) != l->fence_tags.end()) return true;
+        if (l->c_family == target->c_family &&
+            std::find(l->fence_tags.begin(), l->fence_tags.end(), t) != l->fence_tags.end())
+            return true;
     return false;
 }
 
@@ -321,7 +324,7 @@ ParsedAnswer parse_answer(std::string_view answer, const AnswerRules& rules) {
     size_t kernel_blocks = 0, quoted_blocks = 0;
     Language other_language_kernel;
     for (const auto& block : fences.blocks) {
-        if (!is_code_tag(block.tag)) continue;
+        if (!is_code_tag(block.tag, language)) continue;
         // A block holding edit markers is an edit, not a whole file.
         if (block.body.find("<<<<<<<") != std::string::npos) continue;
         if (!holds_kernel(block.body, language)) {

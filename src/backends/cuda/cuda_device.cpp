@@ -29,12 +29,14 @@ const char* kind_name(KernelArg::Kind kind) {
             return "float";
         case KernelArg::Kind::u32:
             return "uint32";
+        case KernelArg::Kind::null_pointer:
+            return "null pointer";
     }
     return "?";
 }
 
 size_t kind_size(KernelArg::Kind kind) {
-    return kind == KernelArg::Kind::buffer ? sizeof(CUdeviceptr) : 4;
+    return kind == KernelArg::Kind::buffer || kind == KernelArg::Kind::null_pointer ? sizeof(CUdeviceptr) : 4;
 }
 
 }  // namespace
@@ -117,19 +119,25 @@ Expected<CompileOutcome> CudaDevice::compile_for_arch(const std::string& source,
     outcome.seconds = compiled->seconds;
     if (!compiled->cubin) return outcome;
 
-    if (auto ok = enter(); !ok) return ok.error();
     auto start = std::chrono::steady_clock::now();
-    CUmodule module = nullptr;
-    if (auto ok = check(api_.cuModuleLoadData(&module, compiled->cubin->data()),
-                        "loading the compiled module (cuModuleLoadData)");
-        !ok)
-        return ok.error();
+    auto module = load_module(compiled->cubin->data());
+    if (!module) return module.error();
     outcome.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    uint32_t id = next_id_++;
-    modules_.emplace(id, module);
-    outcome.module = id;
+    outcome.module = *module;
     return outcome;
 }
+
+Expected<uint32_t> CudaDevice::load_module(const void* image) {
+    if (auto ok = enter(); !ok) return ok.error();
+    CUmodule module = nullptr;
+    if (auto ok = check(api_.cuModuleLoadData(&module, image), "loading the compiled module (cuModuleLoadData)"); !ok)
+        return ok.error();
+    uint32_t id = next_id_++;
+    modules_.emplace(id, module);
+    return id;
+}
+
+Expected<uint32_t> CudaDevice::load_image(const KernelImage& image) { return load_module(image.binary.data()); }
 
 Expected<uint32_t> CudaDevice::kernel(uint32_t module, const std::string& name) {
     auto it = modules_.find(module);
@@ -412,6 +420,10 @@ Expected<CudaDevice::LaunchParams> CudaDevice::prepare(std::span<const Launch> l
             case KernelArg::Kind::u32:
                 slot.u32 = arg.u32;
                 params.pointers[i] = &slot.u32;
+                break;
+            case KernelArg::Kind::null_pointer:
+                slot.pointer = 0;
+                params.pointers[i] = &slot.pointer;
                 break;
         }
     }

@@ -30,6 +30,7 @@ public:
     Expected<CompileOutcome> compile(const std::string& source, const std::vector<std::string>& defines) override;
     Expected<CompileOutcome> compile_for_arch(const std::string& source, const std::vector<std::string>& defines,
                                               const std::string& arch) override;
+    Expected<uint32_t> load_image(const KernelImage& image) override;
     Expected<uint32_t> kernel(uint32_t module, const std::string& name) override;
     Expected<KernelAttributes> attributes(uint32_t kernel) override;
     Expected<KernelParams> parameters(uint32_t kernel) override;
@@ -50,6 +51,8 @@ public:
     bool is_poisoned() const override { return poisoned_; }
 
 private:
+    // Loads a cubin (NVRTC's or one compiled ahead of time) as a module; returns its id.
+    Expected<uint32_t> load_module(const void* image);
     struct KernelEntry {
         CUfunction function = nullptr;
         uint32_t module = 0;

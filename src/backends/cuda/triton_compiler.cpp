@@ -109,9 +109,26 @@ std::string compile_error_log(const std::string& source_name, int line, const st
 Expected<CompileOutcome> read_images(const fs::path& folder, const nlohmann::json& result) {
     CompileOutcome outcome;
     for (const auto& k : result.at("kernels")) {
+        const std::string name = k.at("name").get<std::string>();
+        // The launch passes Triton's scratch pointers as null: a kernel that needs scratch memory
+        // (device-side tensor descriptors, profiling) is refused, naming kevo's limit, not run wrong.
+        for (const char* scratch : {"global_scratch_bytes", "profile_scratch_bytes"})
+            if (k.value(scratch, 0) > 0) {
+                CompileOutcome refused;
+                refused.refused = fmt::format("{} needs {} bytes of Triton {} memory, which kevo does not provide yet",
+                                              name, k.value(scratch, 0), scratch);
+                return refused;
+            }
         auto binary = read_text_file(folder / k.at("cubin").get<std::string>());
         if (!binary) return make_error("the Triton driver reported a cubin it did not write: " + binary.error().message);
-        outcome.images.push_back({k.at("name").get<std::string>(), k.at("entry").get<std::string>(), std::move(*binary)});
+        KernelImage image;
+        image.kernel = name;
+        image.entry = k.at("entry").get<std::string>();
+        image.binary = std::move(*binary);
+        image.threads_per_block = k.at("num_warps").get<unsigned>() * 32;
+        image.dynamic_shared_bytes = k.at("shared_bytes").get<uint64_t>();
+        image.trailing_null_params = k.at("hidden_params").get<unsigned>();
+        outcome.images.push_back(std::move(image));
     }
     outcome.image_metadata = result.at("kernels").dump();
     return outcome;

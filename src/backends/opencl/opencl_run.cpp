@@ -96,6 +96,8 @@ Expected<void> OpenclDevice::set_args(const KernelEntry& kernel, const Launch& l
                 status = clSetKernelArg(kernel.kernel, index, sizeof value, &value);
                 break;
             }
+            case KernelArg::Kind::null_pointer:
+                return make_error(fmt::format("argument {}: OpenCL kernels take no null pointer arguments", i));
         }
         if (status != CL_SUCCESS)
             return make_error(fmt::format("argument {}: clSetKernelArg failed: {}", i, error_text(note(status))));
