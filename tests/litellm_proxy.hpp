@@ -26,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "kevo_process.hpp"
+#include "setup_installed.hpp"
 #include "task/registry.hpp"
 
 extern char** environ;
@@ -60,13 +61,9 @@ inline int free_port() {
 // Skips the calling test where LiteLLM is not installed, except in CI (CI=true), where it fails.
 #define KEVO_REQUIRE_LITELLM(litellm)                                                                           \
     const auto litellm = ::kevo::test::find_litellm();                                                          \
-    if (!litellm) {                                                                                             \
-        const char* ci = std::getenv("CI");                                                                     \
-        if (ci && std::string(ci) == "true")                                                                    \
-            FAIL() << "CI=true but LiteLLM's proxy is not installed (scripts/install-deps.sh puts it in "         \
-                      ".venv-litellm; KEVO_LITELLM may name it)";                                               \
-        GTEST_SKIP() << "LiteLLM's proxy is not installed: run scripts/install-deps.sh or set KEVO_LITELLM";   \
-    }
+    if (!litellm)                                                                                               \
+        KEVO_SKIP_UNLESS_CI("LiteLLM's proxy is not installed (scripts/install-deps.sh puts it in .venv-litellm; " \
+                            "KEVO_LITELLM may name it)")
 
 // An answer as a model writes one: a sentence, then the code in a fenced block.
 inline std::string fenced(const std::string& code) { return "Here is my kernel.\n\n```opencl\n" + code + "\n```\n"; }

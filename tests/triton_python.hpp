@@ -10,6 +10,8 @@
 #include <optional>
 #include <string>
 
+#include "setup_installed.hpp"
+
 namespace kevo::test {
 
 inline std::optional<std::string> find_triton_python() {
@@ -24,11 +26,7 @@ inline std::optional<std::string> find_triton_python() {
 // Sets KEVO_TRITON_PYTHON for the calling test (kevo and its children read it), or skips / fails.
 #define KEVO_REQUIRE_TRITON()                                                                                   \
     const auto kevo_triton_python = ::kevo::test::find_triton_python();                                         \
-    if (!kevo_triton_python) {                                                                                  \
-        const char* ci = std::getenv("CI");                                                                     \
-        if (ci && std::string(ci) == "true")                                                                    \
-            FAIL() << "CI=true but Triton 3.6.0 is not installed (scripts/install-deps.sh puts it in "          \
-                      ".venv-triton; KEVO_TRITON_PYTHON may name another Python)";                              \
-        GTEST_SKIP() << "Triton 3.6.0 is not installed (scripts/install-deps.sh puts it in .venv-triton)";      \
-    }                                                                                                           \
+    if (!kevo_triton_python)                                                                                    \
+        KEVO_SKIP_UNLESS_CI("Triton 3.6.0 is not installed (scripts/install-deps.sh puts it in .venv-triton; "   \
+                            "KEVO_TRITON_PYTHON may name another Python)");                                     \
     const ::kevo::test::ScopedEnv kevo_triton_env("KEVO_TRITON_PYTHON", *kevo_triton_python)
