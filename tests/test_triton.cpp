@@ -166,6 +166,10 @@ TEST(TritonCheck, HostileFilesAreRejectedBeforeAnyOfTheirPythonRuns) {
         {"triton.autotune", std::string(kSaxpyHeader) + "@triton.autotune(configs=[], key=[])\ndef saxpy(x, y, a, n):\n    pass\n", 4},
         {"getattr in a kernel", std::string(kSaxpyHeader) + "@triton.jit\ndef saxpy(x, y, a, n):\n    f = getattr(tl, 'load')\n", 6},
         {"an underscore attribute", std::string(kSaxpyHeader) + "@triton.jit\ndef saxpy(x, y, a, n):\n    m = tl.__dict__\n", 6},
+        {"a module behind triton.language (open through tl.core.builtins)",
+         std::string(kSaxpyHeader) + "@triton.jit\ndef saxpy(x, y, a, n):\n    f = tl.core.builtins.open('" + marker +
+             "', 'w')\n", 6},
+        {"an import of a module behind triton.language", saxpy_with("from triton.language import core\n"), 4},
         {"triton.runtime in a kernel", std::string(kSaxpyHeader) + "@triton.jit\ndef saxpy(x, y, a, n):\n    d = triton.runtime\n", 6},
     };
     for (const Hostile& h : cases) {
@@ -178,10 +182,18 @@ TEST(TritonCheck, HostileFilesAreRejectedBeforeAnyOfTheirPythonRuns) {
         EXPECT_TRUE(stage->images.empty());
         EXPECT_FALSE(std::filesystem::exists(marker)) << "the candidate's code ran";
     }
-    // Positive control: the same kernel without the hostile line compiles.
+    // Positive controls: the same kernel without the hostile line compiles, and so does one that
+    // uses Triton's math and libdevice modules, as production kernels do.
     auto clean = compile("saxpy", saxpy_with(""));
     ASSERT_TRUE(clean) << clean.error().message;
     EXPECT_FALSE(clean->verdict) << clean->diagnostics;
+    auto with_libdevice = compile("saxpy", std::string(kSaxpyHeader) + "from triton.language.extra.cuda import libdevice\n" +
+                                               "@triton.jit\ndef saxpy(x, y, a, n, BLOCK: tl.constexpr = 256):\n"
+                                               "    o = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)\n"
+                                               "    v = tl.load(x + o, mask=o < n)\n"
+                                               "    tl.store(y + o, tl.math.exp(v) + libdevice.pow(v, 2.0), mask=o < n)\n");
+    ASSERT_TRUE(with_libdevice) << with_libdevice.error().message;
+    EXPECT_FALSE(with_libdevice->verdict) << with_libdevice->diagnostics;
 }
 
 TEST(TritonCheck, ACompilerMadeToHangIsCutAtTheDeadline) {

@@ -23,6 +23,13 @@ FORBIDDEN_NAMES = {
 # The attributes of the triton module a candidate may use; everything else (triton.runtime,
 # triton.compiler, triton.autotune, ...) reaches the machinery that runs and caches code.
 TRITON_ATTRIBUTES = {"jit", "language", "cdiv", "next_power_of_2", "constexpr"}
+# The modules a kernel may reach through attributes (`tl.math.exp`, `tl.extra.cuda.libdevice.pow`):
+# other modules behind them (triton.language.core has `builtins`, and through it `open`) reach
+# what a kernel must not, and Triton's code generator calls whatever Python function it is given.
+WALKABLE_MODULES = {
+    "triton", "triton.language", "triton.language.math", "triton.language.extra", "triton.language.extra.cuda",
+    "triton.language.extra.libdevice", "triton.language.extra.cuda.libdevice", "math",
+}
 MODULE_LEVEL = ("only imports of triton, triton.language and math, @triton.jit functions and constant "
                 "assignments are allowed at module level")
 
@@ -67,9 +74,10 @@ def check_import(node):
         return
     if node.module == "triton" and all(a.name in ("language", "jit") for a in node.names):
         return
-    if node.module == "triton.language" and all(a.name != "*" for a in node.names):
-        return
-    raise Refused(node, f"from {node.module} import ...: only triton, triton.language and math may be imported")
+    if node.module in WALKABLE_MODULES and node.module != "triton" and all(a.name != "*" for a in node.names):
+        return  # from triton.language.extra.cuda import libdevice; what each name is, is checked after import
+    raise Refused(node, f"from {node.module} import ...: only triton, triton.language (and its math and "
+                        f"extra.cuda.libdevice) and math may be imported")
 
 
 def check_decorator(node):
@@ -137,6 +145,64 @@ def check_module(tree):
             pass  # a docstring
         else:
             raise Refused(node, f"{type(node).__name__} is not allowed at module level: {MODULE_LEVEL}")
+
+
+def imported_aliases(tree):
+    """The names the module binds to modules: {"tl": "triton.language", "math": "math", ...}."""
+    aliases = {}
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases[alias.asname] = alias.name
+                else:
+                    aliases[alias.name.split(".")[0]] = alias.name.split(".")[0]
+        elif isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                aliases[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    return aliases
+
+
+def resolve(dotted_name):
+    """The object a dotted name of an importable module's attribute names, or None."""
+    import importlib
+
+    module, _, attr = dotted_name.rpartition(".")
+    try:
+        return importlib.import_module(dotted_name)
+    except ImportError:
+        return getattr(importlib.import_module(module), attr, None) if module else None
+
+
+def check_module_attributes(tree):
+    """Every attribute chain rooted at an imported module stays within WALKABLE_MODULES (run after
+    importing Triton, before importing the candidate: it reads Triton's modules, not the file's)."""
+    import types
+
+    aliases = imported_aliases(tree)
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom):
+            for alias in node.names:
+                obj = resolve(f"{node.module}.{alias.name}")
+                if isinstance(obj, types.ModuleType) and obj.__name__ not in WALKABLE_MODULES:
+                    raise Refused(node, f"from {node.module} import {alias.name}: the module {obj.__name__} is not "
+                                        f"allowed in a kernel")
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Attribute):
+            continue
+        chain = dotted(node)
+        if not chain or chain.split(".")[0] not in aliases:
+            continue
+        parts = chain.split(".")
+        obj = resolve(aliases[parts[0]])
+        for depth, attr in enumerate(parts[1:], start=1):
+            if not isinstance(obj, types.ModuleType) or obj.__name__ not in WALKABLE_MODULES:
+                break
+            obj = getattr(obj, attr, None)
+            if isinstance(obj, types.ModuleType) and obj.__name__ not in WALKABLE_MODULES:
+                raise Refused(node, f"{'.'.join(parts[:depth + 1])} is not allowed in a kernel: it is the module "
+                                    f"{obj.__name__}; a kernel may reach only triton.language, its math and "
+                                    f"extra.cuda.libdevice, and math")
 
 
 def knob_value(text):
@@ -234,6 +300,10 @@ def run(request):
     if triton.__version__ != request["triton_version"]:
         return {"outcome": "environment", "message": f"Triton {request['triton_version']} is required; "
                                                       f"{sys.executable} has {triton.__version__}"}
+    try:
+        check_module_attributes(tree)
+    except Refused as e:
+        return {"outcome": "rejected", "line": e.line, "message": str(e)}
     constexpr_names = set()
     # Checked above: the module binds names to imports, @triton.jit functions and literals only.
     spec = importlib.util.spec_from_file_location("candidate", request["source_file"])
