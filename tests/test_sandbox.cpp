@@ -41,6 +41,25 @@ TEST(Sandbox, WritesOutsideTheFolderFailAndInsideSucceed) {
     EXPECT_TRUE(std::filesystem::exists(outside.file("escaped")));
 }
 
+TEST(Sandbox, AChildOfUntrustedCodeSeesOnlyTheEnvironmentItIsGiven) {
+    const test::ScopedEnv secret("KEVO_API_KEY", "sk-secret");
+    SpawnOptions options;
+    options.executable = "/usr/bin/env";
+    options.stdin_to = StreamTo::null;
+    options.stdout_to = StreamTo::pipe;
+    options.stderr_to = StreamTo::pipe;
+    options.inherit_environment = false;
+    options.env = {{"ONLY", "this"}};
+    auto child = Process::spawn(options);
+    ASSERT_TRUE(child) << child.error().message;
+    EXPECT_EQ(child->communicate("", 10).out, "ONLY=this\n");
+    // Control: inheriting (the default), the key is there.
+    options.inherit_environment = true;
+    auto inheriting = Process::spawn(options);
+    ASSERT_TRUE(inheriting) << inheriting.error().message;
+    EXPECT_NE(inheriting->communicate("", 10).out.find("KEVO_API_KEY=sk-secret"), std::string::npos);
+}
+
 TEST(Sandbox, TheNetworkIsAFreshNamespaceWithOnlyLoopback) {
     const SandboxPlan plan(SandboxOptions{true, ""});
     // The namespace's identity, and the devices in it.

@@ -63,9 +63,9 @@ ExitStatus decode(int status) {
     return s;
 }
 
-std::vector<std::string> environment(const std::vector<std::pair<std::string, std::string>>& extra) {
+std::vector<std::string> environment(const std::vector<std::pair<std::string, std::string>>& extra, bool inherit) {
     std::vector<std::string> env;
-    for (char** e = environ; e && *e; ++e) {
+    for (char** e = inherit ? environ : nullptr; e && *e; ++e) {
         const std::string_view entry(*e);
         const bool replaced = std::any_of(extra.begin(), extra.end(), [&](const auto& kv) {
             return entry.size() > kv.first.size() && entry.compare(0, kv.first.size(), kv.first) == 0 &&
@@ -137,7 +137,7 @@ Expected<Process> Process::spawn(const SpawnOptions& o) {
     std::vector<std::string> argv_text = {o.argv0.empty() ? o.executable : o.argv0};
     argv_text.insert(argv_text.end(), o.args.begin(), o.args.end());
     std::vector<char*> argv = pointers(argv_text);
-    std::vector<std::string> env_text = environment(o.env);
+    std::vector<std::string> env_text = environment(o.env, o.inherit_environment);
     std::vector<char*> envp = pointers(env_text);
 
     const std::string& what = o.description.empty() ? o.executable : o.description;

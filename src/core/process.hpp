@@ -50,6 +50,7 @@ struct SpawnOptions {
     std::string argv0;                                       // empty: the executable
     std::string description;                                 // what errors call it (empty: the executable)
     std::vector<std::pair<std::string, std::string>> env;    // added to, and overriding, kevo's environment
+    bool inherit_environment = true;                         // false: `env` alone (no API keys for untrusted code)
     StreamTo stdin_to = StreamTo::inherit;
     StreamTo stdout_to = StreamTo::inherit;
     StreamTo stderr_to = StreamTo::inherit;

@@ -184,9 +184,14 @@ Expected<CompileOutcome> compile_triton(const LanguageCompileRequest& request) {
     options.args = {"-I", script.string()};  // -I: no user site, no PYTHON* variables, no script folder on sys.path
     options.description = "the Triton compiler";
     options.working_dir = folder.path.string();
-    options.env = {{"HOME", folder.path.string()}, {"TMPDIR", folder.path.string()},
-                   {"TRITON_HOME", folder.path.string()}, {"TRITON_CACHE_DIR", (folder.path / "cache").string()},
-                   {"PYTHONDONTWRITEBYTECODE", "1"}};
+    // Only what the compiler needs: kevo's own environment (an API key, a proxy's address) stays out.
+    const char* path = std::getenv("PATH");
+    options.inherit_environment = false;
+    options.env = {{"PATH", path ? path : "/usr/bin:/bin"}, {"HOME", folder.path.string()},
+                   {"TMPDIR", folder.path.string()}, {"TRITON_HOME", folder.path.string()},
+                   {"TRITON_CACHE_DIR", (folder.path / "cache").string()}, {"PYTHONDONTWRITEBYTECODE", "1"},
+                   {"LANG", "C.UTF-8"}};
+    if (const char* libraries = std::getenv("LD_LIBRARY_PATH")) options.env.push_back({"LD_LIBRARY_PATH", libraries});
     options.stdin_to = StreamTo::null;
     options.stdout_to = StreamTo::pipe;
     options.stderr_to = StreamTo::pipe;
