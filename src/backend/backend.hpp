@@ -41,8 +41,6 @@ struct DeviceInfo {
     int clock_mhz = 0;
 };
 
-// Outcome of a compilation: a module on success, the compiler's log either way. A candidate that
-// does not compile is not an environment error.
 // One kernel compiled ahead of time on the host (a Triton cubin): the task's kernel it implements,
 // the entry point's name in the image, the image, and how its compiler requires it launched.
 struct KernelImage {
@@ -54,6 +52,8 @@ struct KernelImage {
     unsigned trailing_null_params = 0;  // parameters after the task's that the launch passes as null (Triton's scratch)
 };
 
+// Outcome of a compilation: a module (or images) on success, the compiler's log either way. A
+// candidate that does not compile is not an environment error.
 struct CompileOutcome {
     std::optional<uint32_t> module;
     std::string log;

@@ -223,7 +223,8 @@ Expected<std::map<std::string, std::string>> knob_values(const Directives& d,
 
 Expected<Geometry> resolve_geometry(const Directives& d, const KernelSpec& kernel,
                                     const std::map<std::string, std::string>& knobs) {
-    Geometry g{kernel.default_block, Dim3{}, std::nullopt};
+    Geometry g;
+    g.block = kernel.default_block;
     auto it = std::find_if(d.launches.begin(), d.launches.end(), [&](const auto& l) { return l.kernel == kernel.name; });
     if (it == d.launches.end()) return g;
     if (!it->block.empty()) {

@@ -214,10 +214,6 @@ def knob_value(text):
     return {"True": True, "False": False}.get(text, text)
 
 
-TYPES = {"f32": "fp32", "f32x2": "fp32", "f32x4": "fp32", "u32": "u32", "i32": "i32", "i8": "i8", "u8": "u8",
-         "bf16": "bf16"}
-
-
 def entry_parameter_count(ptx, name):
     match = re.search(r"\.entry\s+" + re.escape(name) + r"\s*\((.*?)\)", ptx, re.S)
     return len(re.findall(r"\.param\b", match.group(1))) if match else -1
@@ -249,8 +245,7 @@ def compile_kernel(module, kernel, knobs, arch, triton):
                 raise Refused(None, f"{name}: tl.constexpr parameter {param.name} has no value: give it a default "
                                     f"or a `# kevo: tune {param.name} ...` line")
     for param, want in zip(visible, declared):
-        base = TYPES[want["type"]]
-        signature[param.name] = ("*" + base) if want["kind"] != "scalar" else base
+        signature[param.name] = want["type"]  # Triton's own: "*fp32", "u32" (kevo's triton_signature_type)
     options = {"num_warps": int(knobs.get("num_warps", 4)), "num_stages": int(knobs.get("num_stages", 3))}
     compiled = triton.compile(ASTSource(fn, signature=signature, constexprs=constexprs),
                               target=GPUTarget("cuda", arch, 32), options=options)
@@ -262,7 +257,7 @@ def compile_kernel(module, kernel, knobs, arch, triton):
     return {
         "name": name, "entry": meta.name, "cubin": cubin, "num_warps": meta.num_warps, "num_stages": meta.num_stages,
         "shared_bytes": meta.shared, "params": [p.name for p in visible],
-        "constexprs": {k: v for k, v in constexprs.items()},
+        "constexprs": constexprs,
         "hidden_params": entry_params - len(visible) if entry_params >= 0 else -1,
         "global_scratch_bytes": meta.global_scratch_size, "profile_scratch_bytes": meta.profile_scratch_size,
     }

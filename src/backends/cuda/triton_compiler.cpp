@@ -36,27 +36,6 @@ unsigned long long memory_limit_bytes() {
     return 6ull << 30;
 }
 
-const char* triton_type(ParamType type) {
-    switch (type) {
-        case ParamType::f32: case ParamType::f32x2: case ParamType::f32x4: return "f32";
-        case ParamType::u32: return "u32";
-        case ParamType::i32: return "i32";
-        case ParamType::i8: return "i8";
-        case ParamType::u8: return "u8";
-        case ParamType::bf16: return "bf16";
-    }
-    return "f32";
-}
-
-const char* kind_name(ParamKind kind) {
-    switch (kind) {
-        case ParamKind::const_pointer: return "const_pointer";
-        case ParamKind::pointer: return "pointer";
-        case ParamKind::scalar: return "scalar";
-    }
-    return "scalar";
-}
-
 // "sm_90" or "sm_90a" -> 90.
 Expected<int> compute_capability(const std::string& arch) {
     int cc = 0;
@@ -74,8 +53,7 @@ nlohmann::json driver_request(const LanguageCompileRequest& request, int cc) {
     nlohmann::json kernels = nlohmann::json::array();
     for (const auto& k : request.kernels) {
         nlohmann::json params = nlohmann::json::array();
-        for (const auto& p : k.params)
-            params.push_back({{"name", p.name}, {"type", triton_type(p.type)}, {"kind", kind_name(p.kind)}});
+        for (const auto& p : k.params) params.push_back({{"name", p.name}, {"type", triton_signature_type(p)}});
         kernels.push_back({{"name", k.name}, {"params", params}});
     }
     return {{"source_file", "candidate.py"}, {"source_name", std::string(request.source_name)}, {"knobs", knobs},
@@ -145,6 +123,22 @@ std::string sandbox_notes(const SandboxPlan& plan, const std::string& stderr_tex
 }
 
 }  // namespace
+
+const char* triton_element_type(ParamType type) {
+    switch (type) {
+        case ParamType::f32: case ParamType::f32x2: case ParamType::f32x4: return "fp32";  // vectors: consecutive floats
+        case ParamType::u32: return "u32";
+        case ParamType::i32: return "i32";
+        case ParamType::i8: return "i8";
+        case ParamType::u8: return "u8";
+        case ParamType::bf16: return "bf16";
+    }
+    return "fp32";
+}
+
+std::string triton_signature_type(const SignatureParam& param) {
+    return (param.kind == ParamKind::scalar ? "" : "*") + std::string(triton_element_type(param.type));
+}
 
 Expected<std::string> triton_python() {
     if (const char* v = std::getenv("KEVO_TRITON_PYTHON"); v && *v) {

@@ -14,6 +14,11 @@ namespace kevo {
 // The Triton version kevo's driver, its seeds and its checks are written against (the H200 image's).
 inline constexpr const char* kTritonVersion = "3.6.0";
 
+// Triton's name of a parameter's element type ("fp32", "bf16"; a float2 or float4 buffer is fp32), and
+// the type in a Triton signature: "*fp32" for a pointer, "u32" for a scalar.
+const char* triton_element_type(ParamType type);
+std::string triton_signature_type(const SignatureParam& param);
+
 // The Python that runs Triton: $KEVO_TRITON_PYTHON, else python3 on PATH. An error says how to set it.
 Expected<std::string> triton_python();
 

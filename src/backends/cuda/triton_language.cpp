@@ -10,18 +10,9 @@
 namespace kevo {
 namespace {
 
-const char* triton_type(ParamType type) {
-    switch (type) {
-        case ParamType::f32: return "fp32";
-        case ParamType::f32x2: return "fp32 pairs";
-        case ParamType::f32x4: return "fp32 quadruples";
-        case ParamType::u32: return "u32";
-        case ParamType::i32: return "i32";
-        case ParamType::i8: return "i8";
-        case ParamType::u8: return "u8";
-        case ParamType::bf16: return "bf16";
-    }
-    return "?";
+// A float2 or float4 buffer is passed as consecutive floats; the rendering says how they group.
+const char* vector_note(ParamType type) {
+    return type == ParamType::f32x2 ? " pairs" : type == ParamType::f32x4 ? " quadruples" : "";
 }
 
 // Triton's parameters carry no types: the rendering names them in order, and says in a comment what
@@ -30,7 +21,7 @@ std::string triton_signature(std::string_view name, const std::vector<SignatureP
     std::vector<std::string> names, types;
     for (const auto& p : params) {
         names.push_back(p.name);
-        types.push_back(fmt::format("{}: {}{}{}", p.name, p.kind == ParamKind::scalar ? "" : "*", triton_type(p.type),
+        types.push_back(fmt::format("{}: {}{}{}", p.name, triton_signature_type(p), vector_note(p.type),
                                     p.kind == ParamKind::const_pointer ? " (read only)" : ""));
     }
     return fmt::format("@triton.jit\ndef {}({}, ...tl.constexpr parameters)  # {}", name, fmt::join(names, ", "),
