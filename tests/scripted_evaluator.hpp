@@ -12,7 +12,10 @@
 // promotion, strategies, resume, the gate and the reports that run on it check their rules, not the
 // noise of a machine. An evaluation past `fail_after` is an environment error, as a worker that died
 // would be: the run stops there, resumable, as after a kill. The static scan is the real one (a
-// source it refuses is `rejected`, as by the Evaluator).
+// source it refuses is `rejected`, as by the Evaluator). The device is an OpenCL CPU unless
+// `backend` says "cuda"; a candidate in a language with its own compiler (Triton) is compiled for
+// real, by the pinned compiler for sm_90, and what it refuses or cannot compile is that verdict:
+// only the launch and the timing are scripted, the part that needs a GPU.
 #pragma once
 
 #include <chrono>
@@ -28,6 +31,7 @@
 #include <fmt/format.h>
 
 #include "core/stats.hpp"
+#include "eval/compile_stage.hpp"
 #include "eval/evaluating.hpp"
 #include "eval/static_scan.hpp"
 #include "task/registry.hpp"
@@ -109,15 +113,17 @@ public:
     std::chrono::milliseconds delay{0};
     Calibration calibration = scripted_calibration();
     std::vector<EvalRequest> requests;  // every evaluation asked for, in order
+    std::string backend = "opencl";     // the device's backend: "opencl" (a CPU) or "cuda" (an sm_90 GPU)
 
     Expected<DeviceInfo> device() override {
         DeviceInfo info;
-        info.backend = "opencl";
+        info.backend = backend;
         info.name = calibration.device_name;
         info.vendor = "kevo tests";
         info.driver = "1";
-        info.is_cpu = true;
+        info.is_cpu = backend == "opencl";
         info.compute_units = 1;
+        if (backend == "cuda") info.arch = "sm_90";
         return info;
     }
 
@@ -130,15 +136,17 @@ public:
         if (!task) return task.error();
         auto pinned = request.ceilings.is_null() ? Expected<Calibration>(calibration) : calibration_from_json(request.ceilings);
         if (!pinned) return pinned.error();
+        auto language = request_language(request, backend);
+        if (!language) return language.error();
         // The static scan is the real one: what it refuses never reaches an evaluation.
-        const ScanResult scan = scan_source(request.source, default_language_of("opencl"));
+        const ScanResult scan = (*language)->c_family ? scan_source(request.source, *language) : ScanResult{};
         const auto marked = script_of(request.source);
         Script script = marked.value_or(Script{});
         if (!marked && speed_rule) script.speed = speed_rule(request);
 
         EvalResult r;
         r.task = request.task;
-        r.backend = "opencl";
+        r.backend = backend;
         r.device = calibration.device_name;
         r.profile = request.profile;
         r.defines = request.defines;
@@ -150,6 +158,16 @@ public:
             r.verdict = Verdict::rejected;
             r.diagnostics = "static scan: " + scan.reason;
             return r;
+        }
+        if ((*language)->compile) {
+            auto stage = run_compile_stage((*task)->spec(), request, *language, "sm_90", nullptr);
+            if (!stage) return stage.error();
+            if (stage->verdict) {
+                r.verdict = *stage->verdict;
+                r.diagnostics = stage->diagnostics;
+                return r;
+            }
+            r.defines = stage->knobs;
         }
         if (compile_only) {
             r.verdict = script.verdict == Verdict::compile_error ? Verdict::compile_error : Verdict::ok;

@@ -6,6 +6,7 @@
 //   KEVO_SCRIPTED_DELAY_MS=M       each evaluation takes M ms (for a test that kills a run mid-way)
 //   KEVO_SCRIPTED_BANDWIDTH=GBS    the device's calibration (default 100 GB/s) ...
 //   KEVO_SCRIPTED_MEASURED_AT=ISO  ... and when it was measured (a recalibration changes both)
+//   KEVO_SCRIPTED_BACKEND=cuda     the device is an sm_90 GPU (default opencl, a CPU)
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -24,6 +25,7 @@ std::string environment(const char* name, const std::string& fallback) {
 std::unique_ptr<kevo::Evaluating> make_scripted_evaluator(const kevo::EvaluatorOptions&) {
     auto e = std::make_unique<kevo::test::ScriptedEvaluator>();
     e->fail_after = std::stoi(environment("KEVO_SCRIPTED_FAIL_AFTER", "-1"));
+    e->backend = environment("KEVO_SCRIPTED_BACKEND", "opencl");
     e->delay = std::chrono::milliseconds(std::stoi(environment("KEVO_SCRIPTED_DELAY_MS", "0")));
     e->calibration = kevo::test::scripted_calibration(std::stod(environment("KEVO_SCRIPTED_BANDWIDTH", "100")),
                                                       environment("KEVO_SCRIPTED_MEASURED_AT", "2026-01-01T00:00:00Z"));

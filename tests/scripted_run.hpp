@@ -40,7 +40,9 @@ inline Expected<RunSummary> scripted_run(ScriptedEvaluator& evaluator, const std
                                          const std::string& resume_id = {}, const RunExtension& extension = {}) {
     auto store = Store::open(db);
     if (!store) return store.error();
-    auto proposer = make_proposer(options.proposer, {options.settings, options.max_cost_usd});
+    auto language = run_language(options);
+    if (!language) return language.error();
+    auto proposer = make_proposer(options.proposer, {options.settings, options.max_cost_usd, *language});
     if (!proposer) return proposer.error();
     SearchLoop loop(evaluator, **store, **proposer, {});
     return resume_id.empty() ? loop.start(options) : loop.resume(resume_id, extension);

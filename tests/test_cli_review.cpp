@@ -221,7 +221,7 @@ TEST(CliReview, HtmlResultsNameRunsTheGateNeverJudged) {
 TEST(CliReview, KnobFallbackDefinesTakeTheTunedValues) {
     const std::string source = "// kevo: tune BX 16 32 64\n#ifndef BX\n#define BX 16\n#endif\n#ifndef BY\n#  define BY 8  // rows\n"
                                "#endif\n#define BXX 16\n";
-    const std::string out = apply_knob_defaults(source, {{"BX", "64"}, {"BY", "4"}});
+    const std::string out = apply_knob_defaults(source, {{"BX", "64"}, {"BY", "4"}}, "//");
     EXPECT_EQ(out, "// kevo: tune BX 64 16 32\n#ifndef BX\n#define BX 64\n#endif\n#ifndef BY\n#  define BY 4  // rows\n"
                    "#endif\n#define BXX 16\n");
 }

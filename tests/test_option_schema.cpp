@@ -268,7 +268,7 @@ TEST(OptionSchema, AProposerAndAStrategyDefinedHereAreUsableFromFlagsAndFromAStu
     EXPECT_FALSE(parse_flags({"--silent-rounds", "8"}).ok) << "beyond its own range";
     const RunOptions options = stored_run({"--proposer", "test-silent", "--silent-rounds", "5", "--strategy",
                                            "test-patient", "--patience", "9"});
-    auto proposer = make_proposer(options.proposer, {options.settings, 0});
+    auto proposer = make_proposer(options.proposer, {options.settings, 0, language_named("opencl")});
     ASSERT_TRUE(proposer) << proposer.error().message;
     ASSERT_NE(dynamic_cast<Silent*>(proposer->get()), nullptr);
     EXPECT_EQ(dynamic_cast<Silent*>(proposer->get())->rounds, 5);
@@ -305,13 +305,13 @@ TEST(OptionSchema, AProposerAndAStrategyDefinedHereAreUsableFromFlagsAndFromAStu
 
 TEST(OptionSchema, AnUnknownProposerIsRefusedWithTheRegisteredOnes) {
     const nlohmann::json none = nlohmann::json::object();
-    auto made = make_proposer("oracle", {none, 0});
+    auto made = make_proposer("oracle", {none, 0, language_named("opencl")});
     ASSERT_FALSE(made);
     EXPECT_EQ(made.error().message.rfind("unknown proposer 'oracle'; expected one of: tune, llm, cmd, replay", 0), 0u)
         << made.error().message;
     EXPECT_NE(made.error().message.find("test-silent"), std::string::npos) << made.error().message;
     // A cost cap is refused for a proposer whose spending is not counted, named by the registry.
-    auto capped = make_proposer("tune", {none, 2.5});
+    auto capped = make_proposer("tune", {none, 2.5, language_named("opencl")});
     ASSERT_FALSE(capped);
     EXPECT_NE(capped.error().message.find("a cost cap applies to --proposer llm"), std::string::npos)
         << capped.error().message;

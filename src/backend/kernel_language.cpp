@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <deque>
 
+#include <fmt/format.h>
+
 namespace kevo {
 namespace {
 
@@ -34,6 +36,12 @@ std::vector<Language> languages() {
     return out;
 }
 
+std::vector<std::string> language_names() {
+    std::vector<std::string> names;
+    for (const Language l : languages()) names.push_back(l->name);
+    return names;
+}
+
 Language language_named(std::string_view name) {
     for (const auto& l : table())
         if (l.name == name) return Language(&l);
@@ -50,6 +58,24 @@ Language default_language_of(std::string_view backend) {
     for (const auto& l : table())
         if (l.backend == backend && l.backend_default) return Language(&l);
     return {};
+}
+
+Expected<Language> backend_language(std::string_view name, std::string_view backend) {
+    if (name.empty()) {
+        const Language language = default_language_of(backend);
+        if (!language) return make_error(fmt::format("backend '{}' has no kernel language", backend));
+        return language;
+    }
+    const Language language = language_named(name);
+    std::string of_backend;
+    for (const Language l : languages())
+        if (l->backend == backend) of_backend += (of_backend.empty() ? "" : ", ") + l->name;
+    if (!language)
+        return make_error(fmt::format("unknown kernel language '{}' (the {} backend compiles: {})", name, backend, of_backend));
+    if (language->backend != backend)
+        return make_error(fmt::format("{} is compiled by the {} backend, not {} (which compiles: {})", language->display_name,
+                                      language->backend, backend, of_backend));
+    return language;
 }
 
 }  // namespace kevo

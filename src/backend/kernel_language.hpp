@@ -81,7 +81,10 @@ struct KernelLanguage {
     std::vector<std::string> fence_tags;  // tags (lower case) under which an answer's block may hold this language
     std::vector<std::string> kernel_markers;  // a block holds a kernel of this language when it contains one
 
-    std::string directive_comment = "//";  // what starts a `kevo:` directive line
+    std::string directive_comment = "//";  // what starts a `kevo:` directive line (and any line comment)
+    // How a `kevo: tune NAME ...` knob reaches the kernel, for the prompt ("compiled in as -DNAME=value").
+    std::string knob_binding = "compiled in as -DNAME=value";
+    std::string launch_note;  // what a launch directive means in this language beyond the common rules (the prompt)
     bool arch_targets = false;    // `kevo: target sm_90a` is allowed
     bool dynamic_shared = false;  // `smem=` is allowed in launch directives
     std::string no_arch_targets_note;  // why not, when arch_targets is false
@@ -124,13 +127,17 @@ private:
 // suffix are new.
 bool register_language(KernelLanguage language);
 
-// Every registered language, sorted by name.
+// Every registered language, sorted by name; their names.
 std::vector<Language> languages();
+std::vector<std::string> language_names();
 // A default handle when there is none.
 Language language_named(std::string_view name);
 Language language_for_suffix(std::string_view suffix);  // "cu" (no dot)
 // The language a backend's devices compile by default; a default handle for an unknown backend.
 Language default_language_of(std::string_view backend);
+// Language `name` of `backend` (empty: the backend's default), or an error naming the languages the
+// backend compiles.
+Expected<Language> backend_language(std::string_view name, std::string_view backend);
 
 // Kept for the callers that print a language or build a file name.
 inline const char* language_suffix(Language language) { return language->suffix.c_str(); }

@@ -84,7 +84,8 @@ private:
     const std::chrono::steady_clock::time_point clock_start_;
     BenchReport report_;
     BenchReport::Invocation this_invocation_;
-    std::string suffix_;                    // "cu" or "cl"
+    Language language_;                     // the kernels' language
+    std::string suffix_;                    // its suffix: "cu", "cl" or "py"
     std::vector<std::string> best_sources_;  // parallel to report_.tasks
     std::unique_ptr<CacheFlusher> flusher_;  // on the peers' device; released before it
 
@@ -108,6 +109,7 @@ private:
         r.profile = profile;
         r.source = std::move(source);
         r.source_name = std::move(source_name);
+        r.language = language_->name;
         r.sizes = SizeSelection::all;
         r.warmup = options_.warmup;
         r.repeat = options_.repeat;
@@ -130,7 +132,11 @@ private:
         report_.profile = options_.profile;
         report_.check_profiles = options_.check_profiles;
         report_.started = utc_now_iso8601();
-        suffix_ = default_language_of(info->backend).suffix();
+        auto language = backend_language(options_.language, info->backend);
+        if (!language) return language.error();
+        language_ = *language;
+        suffix_ = language_->suffix;
+        report_.language = language_->name;
         report_.ceilings = load_cached_calibration(*info);
         if (!report_.ceilings) {
             progress("no measured ceilings for this device yet: calibrating (once; the result is cached)");

@@ -28,8 +28,9 @@ struct BenchOptions {
     double timeout_s = 600;                   // per evaluation
     uint64_t seed = 1;                        // correctness inputs (fixed: reruns compare)
     bool peers = true;
-    std::string kernels_dir;                  // <dir>/<task>.<cu|cl> replaces the shipped best-known kernel
+    std::string kernels_dir;                  // <dir>/<task>.<cu|cl|py> replaces the shipped best-known kernel
     std::string state_path;                   // progress saved here; a matching file is resumed
+    std::string language;                     // the kernels' language (kernel_language.hpp); empty: the backend's own
 };
 
 struct BenchCheck {
@@ -64,6 +65,7 @@ struct BenchTask {
 
 struct BenchReport {
     DeviceInfo device;
+    std::string language;               // the kernels' language
     std::string profile;
     std::vector<std::string> check_profiles;
     std::string started;                // UTC, ISO 8601: when the first invocation began

@@ -109,6 +109,7 @@ nlohmann::json to_json(const BenchReport& report) {
             {"ceilings", ceilings},
             {"datasheet", datasheet},
             {"backend", report.device.backend},
+            {"language", report.language},
             {"driver", report.device.driver},
             {"profile", report.profile},
             {"check_profiles", report.check_profiles},

@@ -29,6 +29,7 @@ const BenchOptions kBenchDefaults{};
 struct BenchCliOptions {
     DeviceOptions device;
     std::string profile, markdown, kernels_dir, state, pack, weights;
+    std::string language;  // empty: the backend's own
     std::vector<std::string> tasks;
     std::vector<std::string> check_profiles;  // empty: every profile up to the timed one
     bool check_profiles_given = false;
@@ -40,6 +41,7 @@ struct BenchCliOptions {
 
 std::string command_line(const BenchCliOptions& o, const std::string& backend, const std::string& profile) {
     std::string cmd = fmt::format("kevo bench --backend {} --device {} --profile {}", backend, o.device.device, profile);
+    if (!o.language.empty()) cmd += " --language " + o.language;
     if (!o.pack.empty()) cmd += " --pack " + o.pack;
     if (!o.tasks.empty()) cmd += fmt::format(" --tasks {}", fmt::join(o.tasks, ","));
     if (!o.weights.empty()) cmd += " --weights " + o.weights;
@@ -102,6 +104,32 @@ Expected<std::vector<std::string>> benched_tasks(const BenchCliOptions& o) {
     return o.tasks.empty() ? *in_pack : o.tasks;
 }
 
+// The tasks of `tasks` that ship `seed` (seed.py).
+std::vector<std::string> tasks_with(const std::vector<std::string>& tasks, const std::string& seed) {
+    std::vector<std::string> kept;
+    for (const auto& t : tasks)
+        if (!task_file(t, seed).empty()) kept.push_back(t);
+    return kept;
+}
+
+// With a language not every task has a seed: the tasks named must, and the whole list keeps those
+// that do (the rest are named on stderr).
+Expected<std::vector<std::string>> with_seeds_in(const std::vector<std::string>& tasks, Language language, bool named) {
+    const std::string seed = "seed." + language->suffix;
+    const std::vector<std::string> kept = tasks_with(tasks, seed);
+    std::vector<std::string> without;
+    for (const auto& t : tasks)
+        if (std::find(kept.begin(), kept.end(), t) == kept.end()) without.push_back(t);
+    if (without.empty()) return kept;
+    if (named)
+        return make_error(fmt::format("--tasks: {} {} no {} seed ({}); the tasks with one: {}", fmt::join(without, ", "),
+                                      without.size() == 1 ? "has" : "have", language->display_name, seed,
+                                      fmt::join(tasks_with(task_names(), seed), ", ")));
+    if (kept.empty()) return make_error(fmt::format("no task of the list has a {} seed ({})", language->display_name, seed));
+    say(true, fmt::format("note: no {} seed, not benched: {}", language->display_name, fmt::join(without, ", ")));
+    return kept;
+}
+
 // A bench stopped by a signal: one line that says so (after what was printed so far), and with
 // --json the report so far (status "interrupted"); exit 128 + the signal.
 int stop_interrupted(const BenchReport& report, const BenchCliOptions& o, const std::vector<std::string>& unused) {
@@ -129,6 +157,12 @@ int run(BenchCliOptions& o) {
             return fail(fmt::format("--check-profiles: unknown profile '{}'; expected small, paper, large or none", p));
     auto backend_name = resolve_backend_name(o.device.backend);
     if (!backend_name) return fail(backend_name.error().message);
+    auto language = backend_language(o.language, *backend_name);
+    if (!language) return fail("--language: " + language.error().message);
+    if (!o.language.empty()) {
+        tasks = with_seeds_in(*tasks, *language, !o.tasks.empty());
+        if (!tasks) return fail(tasks.error().message);
+    }
 
     EvaluatorOptions options;
     options.backend = *backend_name;
@@ -157,9 +191,11 @@ int run(BenchCliOptions& o) {
     bench.peers = !o.no_peers;
     bench.kernels_dir = o.kernels_dir;
     bench.state_path = o.state;
-    say(true, fmt::format("kevo bench on {} ({}), profile {}", info->name, *backend_name, bench.profile));
+    bench.language = (*language)->name;
+    say(true, fmt::format("kevo bench on {} ({}), {} kernels, profile {}", info->name, *backend_name,
+                          (*language)->display_name, bench.profile));
     const auto& benched = *tasks;
-    const std::string suffix = default_language_of(info->backend).suffix();
+    const std::string suffix = (*language)->suffix;
     const auto unused = unused_kernel_files(o.kernels_dir, benched, suffix);
     for (const auto& file : unused) say(true, fmt::format("warning: --kernels {}: not benched: {}", o.kernels_dir, file));
 
@@ -227,6 +263,10 @@ void setup_bench(CLI::App& app, int& exit_code) {
     add_json_option(*cmd, o->json);
     cmd->add_option("--tasks", o->tasks, "tasks to bench, comma-separated (default: the whole suite, or --pack's tasks)")
         ->delimiter(',');
+    cmd->add_option("--language", o->language,
+                    "bench the seeds and best-known kernels in this kernel language (default: the backend's own; "
+                    "triton runs on cuda)")
+        ->check(CLI::IsMember(language_names()));
     cmd->add_option("--pack", o->pack, "bench this pack's tasks (sci, ml); with --tasks, each must be in the pack");
     cmd->add_option("--weights", o->weights,
                     "a weights file (docs/packs.md) used for its pack's S_agg in place of the pack's shipped one")
@@ -243,8 +283,8 @@ void setup_bench(CLI::App& app, int& exit_code) {
         ->check(finite_range(1.0, 86400.0));
     cmd->add_option("--seed", o->seed, "seed of the correctness inputs (default 1)");
     cmd->add_option("--kernels", o->kernels_dir,
-                    "folder of your own kernels, named <task>.cu or <task>.cl, benched in place of the shipped "
-                    "best-known ones")
+                    "folder of your own kernels, named <task>.cu, <task>.cl or <task>.py (the bench's language), "
+                    "benched in place of the shipped best-known ones")
         ->check(CLI::ExistingDirectory);
     cmd->add_option("--state", o->state,
                     "save progress to this file after every step; a bench cut short resumes from it when run again");

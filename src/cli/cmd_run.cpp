@@ -9,6 +9,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backend/registry.hpp"
 #include "cli/commands.hpp"
@@ -75,17 +76,39 @@ Expected<nlohmann::json> study_tag(const std::string& text) {
     return tag;
 }
 
-// --from: the user's kernel, of the run's backend, read once when the run starts.
-Expected<void> read_from_kernel(RunOptions& options) {
+// --from: the user's kernel, of the run's backend and language, read once when the run starts. A
+// run not given --language takes the file's.
+Expected<void> read_from_kernel(RunOptions& options, bool language_given) {
     auto from_backend = backend_for_file(options.backend, options.from_file);
     if (!from_backend) return make_error("--from: " + from_backend.error().message);
     if (*from_backend != options.backend)
         return make_error(fmt::format("--from {}: the file is for the {} backend, the run is on {} (give --backend {})",
                                       options.from_file, *from_backend, options.backend, *from_backend));
+    const std::string file_language = language_of_file(options.from_file);
+    if (!file_language.empty() && !language_given) options.language = file_language;
+    if (auto run = run_language(options); run && !file_language.empty() && file_language != (*run)->name)
+        return make_error(fmt::format("--from {}: the file is {} (.{}), the run's --language is {}; give a .{} file or "
+                                      "--language {}",
+                                      options.from_file, language_name(language_named(file_language)),
+                                      language_suffix(language_named(file_language)), (*run)->name,
+                                      language_suffix(*run), file_language));
     auto source = read_text_file(options.from_file);
     if (!source) return make_error("--from: " + source.error().message);
     options.from_source = std::move(*source);
     return {};
+}
+
+// The run's language is one its backend compiles, and the task has a seed in it.
+Expected<void> check_run_language(const RunOptions& options) {
+    auto language = run_language(options);
+    if (!language) return make_error("--language: " + language.error().message);
+    const std::string seed = "seed." + std::string(language_suffix(*language));
+    if (!task_file(options.task, seed).empty()) return {};
+    std::vector<std::string> with_seed;
+    for (const auto& name : task_names())
+        if (!task_file(name, seed).empty()) with_seed.push_back(name);
+    return make_error(fmt::format("task {} has no {} seed (tasks/{}/{}); the tasks with one: {}", options.task,
+                                  language_name(*language), options.task, seed, fmt::join(with_seed, ", ")));
 }
 
 // --ceilings: a calibration as kevo's cache holds it.
@@ -114,7 +137,8 @@ Expected<RunOptions> new_run_options(const RunInvocation& o, nlohmann::json valu
     options->task = o.task;
     if (!given.count("seed")) options->seed = rng::fresh_seed() & 0xFFFFFFFFull;
     if (!options->from_file.empty())
-        if (auto ok = read_from_kernel(*options); !ok) return ok.error();
+        if (auto ok = read_from_kernel(*options, given.count("language") > 0); !ok) return ok.error();
+    if (auto ok = check_run_language(*options); !ok) return ok.error();
     if (!o.ceilings_file.empty()) {
         auto ceilings = read_ceilings(o.ceilings_file);
         if (!ceilings) return ceilings.error();
@@ -199,7 +223,10 @@ int run(RunInvocation& o) {
         return fail("--strategy: " + strategy.error().message);
     for (const auto& w : inapplicable_options(o.given, options.strategy, options.proposer)) say(o.json, "warning: " + w);
     const nlohmann::json& settings = extension.settings ? *extension.settings : options.settings;
-    auto proposer = make_proposer(options.proposer, {settings, extension.max_cost_usd.value_or(options.max_cost_usd)});
+    auto language = run_language(options);
+    if (!language) return fail("--language: " + language.error().message);
+    auto proposer =
+        make_proposer(options.proposer, {settings, extension.max_cost_usd.value_or(options.max_cost_usd), *language});
     if (!proposer) return fail(proposer.error().message);
     if (auto w = check_writable_folder(options.output_dir.empty() ? "kevo-runs" : options.output_dir); !w)
         return fail(w.error().message);

@@ -11,6 +11,7 @@ Expected<std::optional<std::string>> from_kernel_problem(Evaluating& evaluator, 
     request.profile = options.profile;
     request.source = options.from_source;
     request.source_name = options.from_file;
+    request.language = options.language;
     request.sizes = SizeSelection::in;
     request.timeout_s = options.timeout_s;
     request.seed = options.seed;

@@ -8,17 +8,7 @@
 namespace kevo {
 
 Expected<Language> request_language(const EvalRequest& request, const std::string& backend) {
-    if (request.language.empty()) {
-        const Language language = default_language_of(backend);
-        if (!language) return make_error(fmt::format("backend '{}' has no kernel language", backend));
-        return language;
-    }
-    const Language language = language_named(request.language);
-    if (!language) return make_error(fmt::format("unknown kernel language '{}'", request.language));
-    if (language->backend != backend)
-        return make_error(fmt::format("{} is compiled by the {} backend, not {}", language->display_name, language->backend,
-                                      backend));
-    return language;
+    return backend_language(request.language, backend);
 }
 
 namespace {

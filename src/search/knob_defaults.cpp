@@ -29,14 +29,15 @@ std::string with_fallback_value(const std::string& line, const std::string& guar
 
 }  // namespace
 
-std::string apply_knob_defaults(const std::string& source, const std::map<std::string, std::string>& values) {
+std::string apply_knob_defaults(const std::string& source, const std::map<std::string, std::string>& values,
+                                std::string_view comment) {
     std::istringstream in(source);
     std::string line, out, guarded;
     while (std::getline(in, line)) {
         line = with_fallback_value(line, guarded, values);
         guarded = ifndef_name(line);
         const auto at = line.find("kevo: tune ");
-        if (at != std::string::npos && line.find("//") < at) {
+        if (at != std::string::npos && line.find(comment) < at) {
             std::istringstream words(line.substr(at + 11));
             std::string name, v;
             words >> name;
@@ -56,11 +57,11 @@ std::string apply_knob_defaults(const std::string& source, const std::map<std::s
     return out;
 }
 
-std::string strip_kevo_header(const std::string& source) {
+std::string strip_kevo_header(const std::string& source, std::string_view comment) {
     size_t pos = 0;
-    if (source.compare(0, 12, "// kevo run ") != 0) return source;
+    if (!source.starts_with(std::string(comment) + " kevo run ")) return source;
     // The header is the leading block of comment lines.
-    while (pos < source.size() && source.compare(pos, 2, "//") == 0) {
+    while (pos < source.size() && source.compare(pos, comment.size(), comment) == 0) {
         const size_t end = source.find('\n', pos);
         if (end == std::string::npos) return {};
         pos = end + 1;

@@ -99,11 +99,11 @@ HeldoutRecord seed_row(const std::string& run_id, int64_t seed_id, const GateExa
 class RunDriver {
 public:
     RunDriver(Evaluating& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress,
-              RunRecord run, const RunOptions& options, const Task& task, DeviceInfo device,
+              RunRecord run, const RunOptions& options, const Task& task, DeviceInfo device, Language language,
               std::unique_ptr<Strategy> strategy)
         : evaluator_(evaluator), store_(store), proposer_(proposer), progress_(std::move(progress)), run_(std::move(run)),
           options_(options), task_(task), device_(std::move(device)),
-          language_(default_language_of(options.backend)), suffix_(language_suffix(language_)),
+          language_(language), suffix_(language_suffix(language_)),
           strategy_(std::move(strategy)) {}
 
     Expected<RunSummary> drive() {
@@ -223,6 +223,7 @@ private:
         r.task = options_.task;
         r.profile = options_.profile;
         r.source = a.source;
+        r.language = language_->name;
         r.defines = a.defines;
         r.sizes = sizes;
         r.warmup = options_.warmup;
@@ -280,18 +281,19 @@ private:
             launch.push_back(fmt::format("{} block={} per_thread={}", k.kernel, fmt::join(k.block, "x"),
                                          fmt::join(k.per_thread, "x")));
         for (const auto& [name, value] : a.result.defines) knobs.push_back(name + "=" + value);
+        const std::string& comment = language_->directive_comment;
         const auto score = [](const std::optional<double>& v) { return v ? fmt::format("{:.4f}", *v) : std::string("-"); };
         std::string header = fmt::format(
-            "// kevo run {}: {}, {} of the search ({} proposer), on {} ({}), profile {}\n"
-            "// score S {} (the seed's {}); {}\n// launch: {}; knobs: {}\n// written {}\n",
-            run_.run_id, options_.task,
+            "{0} kevo run {1}: {2}, {3} of the search ({4} proposer), on {5} ({6}), profile {7}\n"
+            "{0} score S {8} (the seed's {9}); {10}\n{0} launch: {11}; knobs: {12}\n{0} written {13}\n",
+            comment, run_.run_id, options_.task,
             a.iteration == 0                                 ? std::string("the seed")
             : a.iteration == 1 && !options_.from_file.empty() ? fmt::format("the --from kernel {} (iteration 1)", options_.from_file)
                                                               : fmt::format("iteration {}", a.iteration),
             options_.proposer, device_.name, options_.backend, options_.profile, score(a.result.score),
             score(state_.seed().attempt.result.score), status, launch.empty() ? "-" : fmt::format("{}", fmt::join(launch, "; ")),
             knobs.empty() ? "none" : fmt::format("{}", fmt::join(knobs, " ")), utc_now_iso8601());
-        return header + apply_knob_defaults(strip_kevo_header(a.source), a.result.defines);
+        return header + apply_knob_defaults(strip_kevo_header(a.source, comment), a.result.defines, comment);
     }
 
 
@@ -322,7 +324,7 @@ private:
     Expected<void> record_starting_point(int iteration, IterationStatus status, const std::string& proposer,
                                          std::optional<int64_t> parent, const std::string& source,
                                          const EvalResult& result, const std::string& note, Clock::time_point t0) {
-        const std::string hash = candidate_hash(source, result.defines);
+        const std::string hash = candidate_hash(source, result.defines, language_);
         auto id = store_.add_candidate({0, run_.run_id, hash, parent, proposer, source, result.defines});
         if (!id) return id.error();
         IterationRecord rec;
@@ -364,7 +366,7 @@ private:
     Expected<void> evaluate_from() {
         const std::string& source = options_.from_source;
         const auto t0 = Clock::now();
-        if (const std::string hash = candidate_hash(source, {}); hash == state_.seed().hash)
+        if (const std::string hash = candidate_hash(source, {}, language_); hash == state_.seed().hash)
             return record_from_duplicate(hash, t0);
         auto result = evaluate(Attempt{1, source, {}, {}}, SizeSelection::in);
         if (!result) return result.error();
@@ -522,7 +524,7 @@ private:
     // strategy says it must beat; fills `rec` and `evaluated`. Returns the progress text.
     Expected<std::string> try_candidate(int it, const Plan& plan, const Proposal& proposal, IterationRecord& rec,
                                         std::optional<StoredAttempt>& evaluated) {
-        const std::string hash = candidate_hash(proposal.source, proposal.defines);
+        const std::string hash = candidate_hash(proposal.source, proposal.defines, language_);
         auto id = store_.add_candidate({0, run_.run_id, hash, plan.parent.candidate_id, options_.proposer,
                                         proposal.source, proposal.defines});
         if (!id) return id.error();
@@ -715,6 +717,8 @@ StrategySettings strategy_settings(const RunOptions& o) {
     return s;
 }
 
+Expected<Language> run_language(const RunOptions& options) { return backend_language(options.language, options.backend); }
+
 Expected<RunOptions> run_options_from_json(const nlohmann::json& j) {
     try {
         auto options = j.get<RunOptions>();
@@ -829,7 +833,9 @@ Expected<RunSummary> SearchLoop::drive(RunRecord run, const RunOptions& options)
     if (!info) return info.error();
     auto strategy = make_strategy(options.strategy, strategy_settings(options));
     if (!strategy) return strategy.error();
-    return RunDriver(evaluator_, store_, proposer_, progress_, std::move(run), options, **task, *info,
+    auto language = run_language(options);
+    if (!language) return make_error("--language: " + language.error().message);
+    return RunDriver(evaluator_, store_, proposer_, progress_, std::move(run), options, **task, *info, *language,
                      std::move(*strategy)).drive();
 }
 

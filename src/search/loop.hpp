@@ -27,6 +27,7 @@ namespace kevo {
 struct RunOptions {
     std::string task;
     std::string backend;
+    std::string language;           // the candidates' kernel language (kernel_language.hpp); empty: the backend's own
     int device = 0;
     std::string profile;            // resolved (small / paper / large)
     std::string proposer;           // name, for the record
@@ -144,11 +145,14 @@ private:
 
 // The options as stored with a run (RunRecord::settings); a field a stored run lacks keeps its default
 // (a run stored before strategy_options keeps its islands and migration_every at the top).
-KEVO_JSON_FIELDS(RunOptions, task, backend, device, profile, proposer, strategy, iterations, max_wall_s, max_cost_usd,
+KEVO_JSON_FIELDS(RunOptions, task, backend, language, device, profile, proposer, strategy, iterations, max_wall_s, max_cost_usd,
                  max_tokens_total, max_proposer_failures, stagnation_window, history, gate_rounds, gate_top, strategy_options, warmup, repeat,
                  max_repeat, noise_cv, timeout_s, roofline, seed, output_dir, from_file,
                  from_source, settings, ceilings)
 Expected<RunOptions> run_options_from_json(const nlohmann::json& j);
+// The language of the run's candidates (RunOptions::language, else the backend's own), or an error
+// naming the languages the run's backend compiles.
+Expected<Language> run_language(const RunOptions& options);
 // What the run's strategy is configured with, from its options.
 StrategySettings strategy_settings(const RunOptions& options);
 

@@ -28,6 +28,11 @@ std::vector<RunOption> run_options() {
     return {
         {.name = "backend", .flag = "--backend", .type = T::word, .fallback = "auto", .words = backend_choices(),
          .help = "cuda, opencl or auto (CUDA if a GPU is found, else OpenCL)", .stored_as = "backend"},
+        // Unset: the backend's own (CUDA C++ on cuda, OpenCL C on opencl); a --from file's suffix sets it.
+        {.name = "language", .flag = "--language", .type = T::word, .words = language_names(),
+         .help = "the candidates' kernel language: the seed, the prompt and every candidate (default: the backend's "
+                 "own, or that of the --from file)",
+         .study = StudyPlace::run_table, .stored_as = "language"},
         {.name = "device", .flag = "--device", .type = T::integer, .fallback = 0, .lo = 0, .hi = int_max,
          .help = "device index within the backend", .stored_as = "device"},
         {.name = "profile", .flag = "--profile", .type = T::word, .words = kProfileNames,

@@ -259,7 +259,8 @@ std::string quoted(const std::string& source, size_t max_chars, Language languag
     tail = tail == std::string_view::npos || tail < head ? all.size() : tail + 1;
     const std::string_view cut = all.substr(head, tail - head);
     std::string body(all.substr(0, head));
-    body += fmt::format("// [kevo: {} characters ({} lines) cut here]\n", cut.size(), count_lines(cut));
+    body += fmt::format("{} [kevo: {} characters ({} lines) cut here]\n", language->directive_comment, cut.size(),
+                        count_lines(cut));
     body += all.substr(tail);
     return fenced(body, language) +
            fmt::format("(This source is {} characters long; only its first {} and last {} lines are shown. "
@@ -295,19 +296,25 @@ void contract_section(std::string& out, const ProposalContext& c) {
            "The file holds kernel code only; no host code of yours runs. The host plans every launch from the "
            "task's launch domain and the geometry in force. A kernel may declare its geometry and tunable knobs in "
            "comment directives:\n";
-    out += fmt::format("```\n// kevo: launch {} block=32,8 per_thread=1,4\n// kevo: tune TILE 16 32 64\n```\n", kernel);
+    const std::string& comment = c.language->directive_comment;
+    out += fmt::format("```\n{0} kevo: launch {1} block=32,8 per_thread=1,4\n{0} kevo: tune TILE 16 32 64\n```\n", comment,
+                       kernel);
     out += "- `block=X[,Y[,Z]]` sets the block (work-group) shape.\n"
            "- `per_thread=X[,Y[,Z]]` says how many cells along each axis one thread covers; the host derives the "
            "grid per axis as grid = ceil(ceil(domain / per_thread) / block), so edge blocks reach past the domain "
            "and every thread must check its coordinates.\n"
-           "- `grid=X[,Y[,Z]]` fixes the block count, where the task allows it.\n"
-           "- `tune NAME V1 V2 ...` declares a knob compiled in as -DNAME=value (the first value is the default); "
-           "`launch` values may name knobs.\n"
-           "- CUDA only: `smem=BYTES` gives each block that much dynamic shared memory (`extern __shared__`), "
-           "above 48 KB where the device allows; a line `// kevo: target sm_90a` compiles for the "
-           "architecture-specific target (wgmma, setmaxnreg), accepted only on a device of compute capability 9.0.\n"
-           "A declaration that exceeds the device's limits or the compiled kernel's maximum block size is "
-           "rejected.\n";
+           "- `grid=X[,Y[,Z]]` fixes the block count, where the task allows it.\n";
+    out += fmt::format("- `tune NAME V1 V2 ...` declares a knob {} (the first value is the default); `launch` values "
+                       "may name knobs.\n",
+                       c.language->knob_binding);
+    if (c.language->dynamic_shared && c.language->arch_targets)
+        out += fmt::format("- `smem=BYTES` gives each block that much dynamic shared memory (`extern __shared__`), "
+                           "above 48 KB where the device allows; a line `{} kevo: target sm_90a` compiles for the "
+                           "architecture-specific target (wgmma, setmaxnreg), accepted only on a device of compute "
+                           "capability 9.0.\n",
+                           comment);
+    if (!c.language->launch_note.empty()) out += "- " + c.language->launch_note + "\n";
+    out += "A declaration that exceeds the device's limits or the compiled kernel's maximum block size is rejected.\n";
 }
 
 void geometry_section(std::string& out, const ProposalContext& c) {
@@ -423,13 +430,13 @@ void answer_section(std::string& out, const ProposalContext& c) {
     const bool base_is_previous = c.previous && !c.fresh_approach;
     out += fmt::format(
         "\n## Answer format\n"
-        "Either reply with the complete kernel file (all kernels, with any `// kevo:` directives) in ONE fenced "
+        "Either reply with the complete kernel file (all kernels, with any `{2} kevo:` directives) in ONE fenced "
         "code block:\n```{0}\n...\n```\n"
         "or, for a small change, reply with one or more edits against the source of the {1}:\n"
         "<<<<<<< SEARCH\nexact lines of that source\n=======\nreplacement lines\n>>>>>>> REPLACE\n"
         "Each SEARCH text must be whole lines copied character for character and must match exactly one place; "
         "edits are applied in order. Keep explanations short; only the code is used.\n",
-        fence_tag(c.language), base_is_previous ? "previous attempt" : "incumbent");
+        fence_tag(c.language), base_is_previous ? "previous attempt" : "incumbent", c.language->directive_comment);
 }
 
 // How much of each part a prompt quotes; build_prompt shrinks it until the prompt fits its bound.

@@ -40,6 +40,11 @@ KernelLanguage triton_language() {
     l.fence_tags = {"python", "py", "triton"};
     l.kernel_markers = {"@triton.jit"};
     l.directive_comment = "#";
+    l.knob_binding = "given to the kernel's tl.constexpr parameter NAME; the knobs num_warps and num_stages set "
+                     "the compile's warps per program and pipeline stages";
+    l.launch_note = "In Triton, `block=` is the tile one program covers (the grid divides the domain by it); a "
+                    "program runs num_warps x 32 threads (default num_warps 4), and indexing inside the tile is "
+                    "tl.arange's.";
     l.no_arch_targets_note = "Triton picks its instructions for the device's architecture itself";
     l.no_dynamic_shared_note = "Triton sizes a kernel's shared memory itself";
     l.c_family = false;  // the syntax-tree check in triton_compile.py replaces the C scan

@@ -61,6 +61,7 @@ Expected<std::unique_ptr<Proposer>> make_proposer(const std::string& name, const
         return make_error(fmt::format("--max-cost {:g}: the {} proposer spends nothing that kevo can count; a cost cap "
                                       "applies to --proposer {}", context.max_cost_usd, name,
                                       fmt::join(spending_proposers(), "/")));
+    assert(context.language && "a proposer is made for a run, in the run's language");
     return e->make(context);
 }
 

@@ -22,6 +22,7 @@ namespace kevo {
 struct ProposerContext {
     const nlohmann::json& values;
     double max_cost_usd = 0;
+    Language language = {};  // the run's candidates' language (the tuner reads its directives in it)
 };
 
 // One row of the table. `rank` orders the list users see (the default proposer first).

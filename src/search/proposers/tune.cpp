@@ -31,13 +31,15 @@ std::string describe(const Point& p) {
 
 class TuneProposer final : public Proposer {
 public:
+    explicit TuneProposer(Language language) : comment_(language->directive_comment) {}  // (asserts a language)
+
     std::string name() const override { return "tune"; }
 
     // A kernel evaluated without a define for a knob ran with that knob's default (its first value):
     // the point is recorded complete, so the starting kernel's point is not proposed again.
     void observe(const Attempt& a) override {
         Point point = a.result.defines.empty() ? a.defines : a.result.defines;
-        if (auto directives = parse_directives(a.source))
+        if (auto directives = parse_directives(a.source, comment_))
             for (const auto& k : directives->knobs)
                 if (!point.count(k.name) && !k.values.empty()) point[k.name] = k.values.front();
         evaluated_.insert(point_key(a.source, point));
@@ -46,10 +48,10 @@ public:
     Proposal propose(const ProposalContext& context) override {
         Proposal p;
         const std::string& source = context.incumbent.source;
-        auto directives = parse_directives(source);
+        auto directives = parse_directives(source, comment_);
         if (!directives || directives->knobs.empty()) {
             p.status = Proposal::Status::exhausted;
-            p.note = directives ? "the incumbent declares no `// kevo: tune` knobs: nothing to tune"
+            p.note = directives ? fmt::format("the incumbent declares no `{} kevo: tune` knobs: nothing to tune", comment_)
                                 : "the incumbent's directives do not parse: " + directives.error().message;
             return p;
         }
@@ -115,12 +117,13 @@ public:
     }
 
 private:
+    std::string comment_;  // what starts a directive line in the run's language
     std::set<std::string> evaluated_;
 };
 
 }  // namespace
 
-std::unique_ptr<Proposer> make_tune_proposer() { return std::make_unique<TuneProposer>(); }
+std::unique_ptr<Proposer> make_tune_proposer(Language language) { return std::make_unique<TuneProposer>(language); }
 
 }  // namespace kevo
 
@@ -130,7 +133,9 @@ namespace {
 
 const bool registered = register_proposer(
     {"tune", "the built-in autotuner of the kernel's `// kevo: tune` knobs", 0, {},
-     [](const ProposerContext&) -> Expected<std::unique_ptr<Proposer>> { return make_tune_proposer(); }});
+     [](const ProposerContext& context) -> Expected<std::unique_ptr<Proposer>> {
+         return make_tune_proposer(context.language);
+     }});
 
 }  // namespace
 }  // namespace kevo
