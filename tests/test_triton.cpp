@@ -289,6 +289,15 @@ TEST(TritonCli, EvalCompileOnlyCompilesATritonSeedWithoutAGpu) {
         EXPECT_EQ(absent.exit_code, 2) << absent.out << absent.err;
         EXPECT_NE(absent.err.find("Triton is not installed"), std::string::npos) << absent.err;
     }
+    // KEVO_TRITON_PYTHON as a path relative to where kevo was started (the compiler itself runs in
+    // a folder of its own).
+    {
+        const std::string relative = std::filesystem::relative(*kevo_triton_python).string();
+        ASSERT_EQ(relative.find('/') == std::string::npos, false) << relative;
+        const test::ScopedEnv python("KEVO_TRITON_PYTHON", relative);
+        const auto r2 = test::run_kevo({"eval", "saxpy", seed, "--compile-only", "--json"});
+        EXPECT_EQ(r2.json()["verdict"], "ok") << relative << "\n" << r2.out << r2.err;
+    }
     // A Triton file with an OpenCL backend is named as what it is.
     const auto wrong = test::run_kevo({"eval", "saxpy", seed, "--backend", "opencl", "--compile-only"});
     EXPECT_EQ(wrong.exit_code, 2);

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -140,18 +141,33 @@ std::string triton_signature_type(const SignatureParam& param) {
     return (param.kind == ParamKind::scalar ? "" : "*") + std::string(triton_element_type(param.type));
 }
 
-Expected<std::string> triton_python() {
-    if (const char* v = std::getenv("KEVO_TRITON_PYTHON"); v && *v) {
-        if (::access(v, X_OK) != 0)
-            return make_error(fmt::format("KEVO_TRITON_PYTHON={} is not an executable file", v));
-        return std::string(v);
-    }
+namespace {
+
+// `name` found on PATH, as an absolute path (the compiler runs in a folder of its own, where a
+// relative path would name nothing).
+std::optional<std::string> on_path(const std::string& name) {
     const char* path = std::getenv("PATH");
     std::istringstream dirs(path ? path : "");
     for (std::string dir; std::getline(dirs, dir, ':');) {
-        const fs::path candidate = fs::path(dir.empty() ? "." : dir) / "python3";
-        if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+        const fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+        if (::access(candidate.c_str(), X_OK) == 0) return fs::absolute(candidate).string();
     }
+    return std::nullopt;
+}
+
+}  // namespace
+
+Expected<std::string> triton_python() {
+    if (const char* v = std::getenv("KEVO_TRITON_PYTHON"); v && *v) {
+        const std::string named(v);
+        // A bare name is looked up on PATH; a path is made absolute, symbolic links kept (a virtual
+        // environment's python is one, and finds its packages by the path it was started as).
+        const auto found = named.find('/') == std::string::npos ? on_path(named) : std::optional(fs::absolute(named).string());
+        if (!found || ::access(found->c_str(), X_OK) != 0)
+            return make_error(fmt::format("KEVO_TRITON_PYTHON={} is not an executable file", v));
+        return *found;
+    }
+    if (auto python = on_path("python3")) return *python;
     return make_error(fmt::format("no python3 on PATH for Triton candidates: install Triton {} (pip install triton=={}) "
                                   "and set KEVO_TRITON_PYTHON to that Python",
                                   kTritonVersion, kTritonVersion));
