@@ -292,7 +292,8 @@ TEST(TritonCli, EvalCompileOnlyCompilesATritonSeedWithoutAGpu) {
     // KEVO_TRITON_PYTHON as a path relative to where kevo was started (the compiler itself runs in
     // a folder of its own).
     {
-        const std::string relative = std::filesystem::relative(*kevo_triton_python).string();
+        const std::string relative =
+            std::filesystem::absolute(*kevo_triton_python).lexically_relative(std::filesystem::current_path()).string();
         ASSERT_EQ(relative.find('/') == std::string::npos, false) << relative;
         const test::ScopedEnv python("KEVO_TRITON_PYTHON", relative);
         const auto r2 = test::run_kevo({"eval", "saxpy", seed, "--compile-only", "--json"});

@@ -244,10 +244,16 @@ def compile_kernel(module, kernel, knobs, arch, triton):
             else:
                 raise Refused(None, f"{name}: tl.constexpr parameter {param.name} has no value: give it a default "
                                     f"or a `# kevo: tune {param.name} ...` line")
+    attrs = {}
     for param, want in zip(visible, declared):
         signature[param.name] = want["type"]  # Triton's own: "*fp32", "u32" (kevo's triton_signature_type)
+        # Every buffer kevo passes is a whole device allocation (256-byte aligned): Triton is told
+        # what its own launcher tells it of an aligned tensor, so that it may vectorise the loads.
+        # Integers are not specialised on their values: one compile serves every size.
+        if want["type"].startswith("*"):
+            attrs[(fn.arg_names.index(param.name),)] = [["tt.divisibility", 16]]
     options = {"num_warps": int(knobs.get("num_warps", 4)), "num_stages": int(knobs.get("num_stages", 3))}
-    compiled = triton.compile(ASTSource(fn, signature=signature, constexprs=constexprs),
+    compiled = triton.compile(ASTSource(fn, signature=signature, constexprs=constexprs, attrs=attrs),
                               target=GPUTarget("cuda", arch, 32), options=options)
     cubin = f"{name}.cubin"
     with open(cubin, "wb") as out:
