@@ -12,6 +12,7 @@
 #include "eval/directives.hpp"
 #include "eval/static_scan.hpp"
 #include "kevo_process.hpp"
+#include "pack/pack.hpp"
 #include "search/answer.hpp"
 #include "task/registry.hpp"
 #include "temp_dir.hpp"
@@ -86,13 +87,20 @@ TEST(TritonLanguage, AnAnswersPythonBlockIsATritonCandidateAndNotAnOpenclOne) {
 TEST(TritonLanguage, APrecompiledKernelsThreadsNotItsTileAreCheckedAgainstTheDevice) {
     DeviceInfo device;
     device.max_threads_per_block = 1024;
+    device.max_block[0] = device.max_block[1] = 1024;
+    device.max_block[2] = 64;
     Geometry g;
     g.block = {4096, 1, 1};  // a Triton tile: 4096 elements per program
     EXPECT_FALSE(validate_geometry("saxpy", g, device, KernelAttributes{}));
     g.threads = Dim3{128, 1, 1};  // num_warps 4
-    EXPECT_TRUE(validate_geometry("saxpy", g, device, KernelAttributes{}));
+    const auto tile = validate_geometry("saxpy", g, device, KernelAttributes{});
+    EXPECT_TRUE(tile) << "neither the thread count nor an axis limit applies to the tile: " << tile.error().message;
     // The grid divides the domain by the tile, not by the threads.
     EXPECT_EQ(grid_for(g, Dim3{10000, 1, 1}).x, 3u);
+    g.block = {1, 1, 128};  // a tile deeper than a block may be along z
+    EXPECT_TRUE(validate_geometry("k", g, device, KernelAttributes{}));
+    g.threads = Dim3{2048, 1, 1};  // threads beyond the device's are refused still
+    EXPECT_FALSE(validate_geometry("k", g, device, KernelAttributes{}));
 }
 
 TEST(TritonSeeds, EveryTritonSeedCompilesToAnSm90CubinWithTheTasksSignature) {
@@ -118,7 +126,13 @@ TEST(TritonSeeds, EveryTritonSeedCompilesToAnSm90CubinWithTheTasksSignature) {
         }
         EXPECT_FALSE(stage->knobs.empty()) << "a seed declares its tune knobs";
     }
-    EXPECT_GE(seeds, 4);
+    // Every ML operator has one, and five scientific tasks.
+    auto ml = resolve_pack("ml", "the ML pack");
+    ASSERT_TRUE(ml) << ml.error().message;
+    std::vector<std::string> required = *ml;
+    for (const char* t : {"saxpy", "heat2d", "lbm", "nbody", "fft3d"}) required.push_back(t);
+    for (const auto& t : required) EXPECT_FALSE(task_file(t, "seed.py").empty()) << t << " has no Triton seed";
+    EXPECT_GE(seeds, static_cast<int>(required.size()));
 }
 
 TEST(TritonSeeds, KnobsReachTheCompilerAsConstexprsAndWarps) {

@@ -297,11 +297,11 @@ Expected<void> validate_geometry(const std::string& kernel, const Geometry& g, c
                                       "block; the device allows at most {} ({} KiB)", g.dynamic_shared_bytes, kernel,
                                       static_shared, static_shared + g.dynamic_shared_bytes, device.shared_mem_per_block,
                                       device.shared_mem_per_block / 1024));
-    const uint64_t b[3] = {g.block.x, g.block.y, g.block.z};
+    const uint64_t b[3] = {block.x, block.y, block.z};
     for (int i = 0; i < 3; ++i)
         if (device.max_block[i] && b[i] > device.max_block[i])
             return make_error(fmt::format("block {} of '{}': axis {} is {}; the device allows at most {}",
-                                          describe(g.block, 3), kernel, "xyz"[i], b[i], device.max_block[i]));
+                                          describe(block, 3), kernel, "xyz"[i], b[i], device.max_block[i]));
     return {};
 }
 
