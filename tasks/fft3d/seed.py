@@ -15,6 +15,19 @@ import triton.language as tl
 from triton.language.extra.cuda import libdevice
 
 
+# The index of the first element of each `line` along AXIS: lines along x are rows (z, y), along y
+# columns (z, x), along z pillars (y, x).
+@triton.jit
+def line_start(line, nn, n64, AXIS: tl.constexpr):
+    if AXIS == 0:
+        first = line.to(tl.int64) * n64
+    elif AXIS == 1:
+        first = (line // nn).to(tl.int64) * n64 * n64 + (line % nn)
+    else:
+        first = line.to(tl.int64)
+    return first
+
+
 # One forward transform along AXIS (0: x, stride 1; 1: y, stride n; 2: z, stride n*n) of the lines
 # this program owns. n and BLOCK are powers of two.
 @triton.jit
@@ -42,12 +55,7 @@ def fft_lines(src, dst, n, AXIS: tl.constexpr, BLOCK: tl.constexpr):
             line = first_line + t // nn
             e = t % nn
             active = line < lines
-            if AXIS == 0:
-                first = line.to(tl.int64) * n64
-            elif AXIS == 1:
-                first = (line // nn).to(tl.int64) * n64 * n64 + (line % nn)
-            else:
-                first = line.to(tl.int64)
+            first = line_start(line, nn, n64, AXIS)
             r = tl.zeros_like(e)
             v = e
             for bit in range(0, bits):
@@ -68,12 +76,7 @@ def fft_lines(src, dst, n, AXIS: tl.constexpr, BLOCK: tl.constexpr):
                 line = first_line + u // half
                 b = u % half
                 active = line < lines
-                if AXIS == 0:
-                    first = line.to(tl.int64) * n64
-                elif AXIS == 1:
-                    first = (line // nn).to(tl.int64) * n64 * n64 + (line % nn)
-                else:
-                    first = line.to(tl.int64)
+                first = line_start(line, nn, n64, AXIS)
                 pos = b & (hspan - 1)
                 i0 = ((b - pos) << 1) + pos
                 p0 = 2 * (first + i0.to(tl.int64) * stride)
