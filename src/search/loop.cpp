@@ -346,8 +346,8 @@ private:
     // Iteration 0: the seed, which must be correct.
     Expected<void> evaluate_seed() {
         const std::string source(task_file(options_.task, "seed." + suffix_));
-        say(fmt::format("run {}: {} with proposer {} on {} ({}), profile {}", run_.run_id, options_.task,
-                        options_.proposer, device_.name, options_.backend, options_.profile));
+        say(fmt::format("run {}: {} with proposer {} on {} ({}, {} kernels), profile {}", run_.run_id, options_.task,
+                        options_.proposer, device_.name, options_.backend, language_->display_name, options_.profile));
         const auto t0 = Clock::now();
         auto result = evaluate(Attempt{0, source, {}, {}}, SizeSelection::in);
         if (!result) return result.error();
