@@ -104,27 +104,17 @@ Expected<std::vector<std::string>> benched_tasks(const BenchCliOptions& o) {
     return o.tasks.empty() ? *in_pack : o.tasks;
 }
 
-// The tasks of `tasks` that ship `seed` (seed.py).
-std::vector<std::string> tasks_with(const std::vector<std::string>& tasks, const std::string& seed) {
-    std::vector<std::string> kept;
-    for (const auto& t : tasks)
-        if (!task_file(t, seed).empty()) kept.push_back(t);
-    return kept;
-}
-
 // With a language not every task has a seed: the tasks named must, and the whole list keeps those
 // that do (the rest are named on stderr).
 Expected<std::vector<std::string>> with_seeds_in(const std::vector<std::string>& tasks, Language language, bool named) {
     const std::string seed = "seed." + language->suffix;
-    const std::vector<std::string> kept = tasks_with(tasks, seed);
-    std::vector<std::string> without;
-    for (const auto& t : tasks)
-        if (std::find(kept.begin(), kept.end(), t) == kept.end()) without.push_back(t);
+    std::vector<std::string> kept, without;
+    for (const auto& t : tasks) (task_file(t, seed).empty() ? without : kept).push_back(t);
     if (without.empty()) return kept;
     if (named)
         return make_error(fmt::format("--tasks: {} {} no {} seed ({}); the tasks with one: {}", fmt::join(without, ", "),
                                       without.size() == 1 ? "has" : "have", language->display_name, seed,
-                                      fmt::join(tasks_with(task_names(), seed), ", ")));
+                                      fmt::join(tasks_shipping(seed), ", ")));
     if (kept.empty()) return make_error(fmt::format("no task of the list has a {} seed ({})", language->display_name, seed));
     say(true, fmt::format("note: no {} seed, not benched: {}", language->display_name, fmt::join(without, ", ")));
     return kept;

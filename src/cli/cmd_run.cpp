@@ -104,11 +104,8 @@ Expected<void> check_run_language(const RunOptions& options) {
     if (!language) return make_error("--language: " + language.error().message);
     const std::string seed = "seed." + std::string(language_suffix(*language));
     if (!task_file(options.task, seed).empty()) return {};
-    std::vector<std::string> with_seed;
-    for (const auto& name : task_names())
-        if (!task_file(name, seed).empty()) with_seed.push_back(name);
     return make_error(fmt::format("task {} has no {} seed (tasks/{}/{}); the tasks with one: {}", options.task,
-                                  language_name(*language), options.task, seed, fmt::join(with_seed, ", ")));
+                                  language_name(*language), options.task, seed, fmt::join(tasks_shipping(seed), ", ")));
 }
 
 // --ceilings: a calibration as kevo's cache holds it.

@@ -55,6 +55,13 @@ std::vector<std::string> task_names() {
     return names;
 }
 
+std::vector<std::string> tasks_shipping(std::string_view file) {
+    std::vector<std::string> shipping;
+    for (auto& name : task_names())
+        if (!task_file(name, file).empty()) shipping.push_back(std::move(name));
+    return shipping;
+}
+
 Expected<std::unique_ptr<Task>> make_task(const std::string& name) {
     for (const auto& entry : task_entries())
         if (entry.name == name) return entry.make();

@@ -25,5 +25,7 @@ std::string task_source_hash(const std::string& name);
 
 // A file shipped in a task's folder (seed.cu, seed.cl, brief.md, best.cu); empty if absent.
 std::string_view task_file(std::string_view task, std::string_view file);
+// The tasks of the suite, in suite order, that ship `file` ("seed.py").
+std::vector<std::string> tasks_shipping(std::string_view file);
 
 }  // namespace kevo

@@ -123,6 +123,18 @@ std::string sandbox_notes(const SandboxPlan& plan, const std::string& stderr_tex
     return notes;
 }
 
+// `name` found on PATH, as an absolute path (the compiler runs in a folder of its own, where a
+// relative path would name nothing).
+std::optional<std::string> on_path(const std::string& name) {
+    const char* path = std::getenv("PATH");
+    std::istringstream dirs(path ? path : "");
+    for (std::string dir; std::getline(dirs, dir, ':');) {
+        const fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
+        if (::access(candidate.c_str(), X_OK) == 0) return fs::absolute(candidate).string();
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 const char* triton_element_type(ParamType type) {
@@ -140,22 +152,6 @@ const char* triton_element_type(ParamType type) {
 std::string triton_signature_type(const SignatureParam& param) {
     return (param.kind == ParamKind::scalar ? "" : "*") + std::string(triton_element_type(param.type));
 }
-
-namespace {
-
-// `name` found on PATH, as an absolute path (the compiler runs in a folder of its own, where a
-// relative path would name nothing).
-std::optional<std::string> on_path(const std::string& name) {
-    const char* path = std::getenv("PATH");
-    std::istringstream dirs(path ? path : "");
-    for (std::string dir; std::getline(dirs, dir, ':');) {
-        const fs::path candidate = fs::path(dir.empty() ? "." : dir) / name;
-        if (::access(candidate.c_str(), X_OK) == 0) return fs::absolute(candidate).string();
-    }
-    return std::nullopt;
-}
-
-}  // namespace
 
 Expected<std::string> triton_python() {
     if (const char* v = std::getenv("KEVO_TRITON_PYTHON"); v && *v) {
