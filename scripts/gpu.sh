@@ -24,8 +24,8 @@
 # `task [-D NAME=VALUE ...]` per line) on their task's large held-out size: how the defaults of the
 # best-known kernels were chosen.
 # `scripts/gpu.sh build triton` evaluates every Triton seed (tasks/<task>/seed.py) with the image's own
-# Triton: compile-only, then in full at small, paper and large (the launch path is opt-in until it
-# has been run on a GPU: KEVO_UNVERIFIED_IMAGE_LAUNCH=1): $OUT/triton.txt. TASKS and TRITON_MODES narrow it.
+# Triton: compile-only, then in full at small, paper and large: $OUT/triton.txt. TASKS and
+# TRITON_MODES narrow it.
 # Steps run in the order they are written below, whatever the order of the arguments.
 # Summaries go to $OUT (or ./gpu-out) as text; every JSON document into $OUT/results.tar.gz.
 set -uo pipefail
@@ -399,7 +399,7 @@ if want sweep-noise; then
         --iterations 6 --concurrency 4 --out build-gpu/sweep-noise 2>&1 | tee "$OUT/sweep-noise.md"
 fi
 if want triton; then
-    export KEVO_TRITON_PYTHON="${KEVO_TRITON_PYTHON:-$(command -v python3)}" KEVO_UNVERIFIED_IMAGE_LAUNCH=1
+    export KEVO_TRITON_PYTHON="${KEVO_TRITON_PYTHON:-$(command -v python3)}"
     for seed in tasks/*/seed.py; do
         task=$(basename "$(dirname "$seed")")
         [ -n "${TASKS:-}" ] && [[ " $TASKS " != *" $task "* ]] && continue

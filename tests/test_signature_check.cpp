@@ -133,6 +133,20 @@ TEST(SignatureCheck, CudaComparesCountAndSizes) {
     EXPECT_TRUE(signature_mismatch(heat_step(), language_named("cuda"), cuda_sizes({8, 8, 4, 4, 8})));
 }
 
+// A Triton kernel's declaration is a def of names and constexprs, not C: its compiled parameters
+// (the compiler's own trailing ones already set aside) are compared with the task's parameters.
+// Found on an H100: the def's text was parsed as C and counted one parameter too many.
+TEST(SignatureCheck, TritonComparesTheTasksParametersNotTheDefsText) {
+    const Language triton = language_named("triton");
+    ASSERT_TRUE(triton);
+    EXPECT_EQ(signature_mismatch(heat_step(), triton, cuda_sizes({8, 8, 4, 4, 4})), std::nullopt);
+    const auto fewer = signature_mismatch(heat_step(), triton, cuda_sizes({8, 8, 4, 4}));
+    ASSERT_TRUE(fewer);
+    EXPECT_EQ(*fewer, "kernel 'heat_step' takes 4 parameters (8 B, 8 B, 4 B, 4 B) but the task passes 5: (u_in [8 B], "
+                      "u_out [8 B], nx [4 B], ny [4 B], alpha [4 B])");
+    EXPECT_TRUE(signature_mismatch(heat_step(), triton, cuda_sizes({8, 8, 4, 4, 8})));
+}
+
 // Every task's declared signatures parse to as many parameters as its cases pass to the kernel.
 TEST(SignatureCheck, EveryTasksDeclaredSignaturesMatchTheArgumentsItPasses) {
     for (const auto& name : task_names()) {

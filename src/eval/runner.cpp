@@ -130,11 +130,6 @@ const KernelImage* image_of(const CompileStage& compiled, const std::string& ker
 }
 }  // namespace
 
-bool Runner::unverified_image_launch_allowed() {
-    const char* v = std::getenv("KEVO_UNVERIFIED_IMAGE_LAUNCH");
-    return v && std::string(v) == "1";
-}
-
 std::optional<Runner::Stop> Runner::bind(const Task& task, const CompileStage& compiled, BoundKernels& kernels,
                                          EvalResult& result) {
     const Language language = compiled.language ? compiled.language : device_.language();
@@ -484,13 +479,6 @@ Expected<EvalResult> Runner::evaluate_cascade(const EvalRequest& request) {
                                           const std::string& arch) { return compile(source, defines, arch); });
     result.stage_seconds.compile = since(compile_start);
     if (!compiled) return make_error("the compiler cannot run: " + compiled.error().message);  // kevo's, not the candidate's
-    // Launching kernels compiled ahead of time has not yet been run on a GPU; until it has, it is
-    // opt-in, so that a fault of kevo's launch path is never reported as the candidate's verdict.
-    if (!compiled->verdict && !compiled->module && !unverified_image_launch_allowed())
-        return make_error(fmt::format("{} kernels are compiled and checked on the host (kevo eval --compile-only); launching "
-                                      "them on the device is not yet verified on a GPU (KEVO_UNVERIFIED_IMAGE_LAUNCH=1 "
-                                      "tries it)",
-                                      (*language)->display_name));
     result.defines = compiled->knobs;
     result.compile_messages = compiled->messages;
     result.warnings.insert(result.warnings.end(), compiled->warnings.begin(), compiled->warnings.end());

@@ -85,7 +85,6 @@ private:
     std::optional<Stop> bind(const Task& task, const CompileStage& compiled, BoundKernels& kernels, EvalResult& result);
     // A kernel image compiled ahead of time (Triton's cubin), loaded once per distinct image.
     Expected<uint32_t> image_module(const KernelImage& image);
-    static bool unverified_image_launch_allowed();
     // Both trials of one size; the nominal case is kept for timing.
     std::optional<Stop> check_size(const Task& task, const SizeSpec& size, const EvalRequest& request,
                                    const BoundKernels& kernels, SizeResult& sr, std::vector<CheckedSize>& kept);

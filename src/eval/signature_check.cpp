@@ -83,16 +83,6 @@ std::string opencl_list(const std::vector<DeclaredParam>& params) {
     return fmt::format("({})", fmt::join(parts, ", "));
 }
 
-// Bytes a parameter of this declared type occupies (CUDA's layout); 0 when the table does not know the type.
-uint64_t cuda_bytes(const DeclaredParam& p) {
-    if (p.pointer) return 8;
-    static const std::map<std::string, uint64_t> sizes = {
-        {"float", 4}, {"int", 4},  {"uint", 4},   {"double", 8}, {"long", 8},   {"ulong", 8},    {"size_t", 8},
-        {"char", 1},  {"uchar", 1}, {"short", 2}, {"ushort", 2}, {"float2", 8}, {"float4", 16}, {"bool", 1}};
-    auto it = sizes.find(p.type);
-    return it == sizes.end() ? 0 : it->second;
-}
-
 // The scalar kind of a vector type: float4 -> float. A pointer to float4 where the task passes a
 // float buffer is a vectorised kernel reading the same memory, not a wrong signature.
 std::string scalar_kind(const std::string& type) {
@@ -120,24 +110,44 @@ std::optional<std::string> typed_mismatch(const KernelSpec& kernel, const std::v
     return fmt::format("kernel '{}' takes {} but the task passes {}", kernel.name, opencl_list(got), opencl_list(want));
 }
 
-std::optional<std::string> bytes_mismatch(const KernelSpec& kernel, const std::vector<DeclaredParam>& want,
-                                         const KernelParams& compiled) {
-    bool same = compiled.params.size() == want.size();
-    for (size_t i = 0; same && i < want.size(); ++i) {
-        const uint64_t bytes = cuda_bytes(want[i]);
-        same = bytes == 0 || compiled.params[i].bytes == 0 || bytes == compiled.params[i].bytes;
+// Bytes a task parameter occupies in CUDA's parameter layout.
+uint64_t param_bytes(const SignatureParam& p) {
+    if (p.kind != ParamKind::scalar) return 8;
+    switch (p.type) {
+        case ParamType::f32:
+        case ParamType::u32:
+        case ParamType::i32: return 4;
+        case ParamType::f32x2: return 8;
+        case ParamType::f32x4: return 16;
+        case ParamType::i8:
+        case ParamType::u8: return 1;
+        case ParamType::bf16: return 2;
     }
+    return 0;
+}
+
+// The sizes come from the task's parameters themselves, whatever the language's declaration looks
+// like (a Triton def lists names and constexprs, not C types); the declaration only labels them
+// where it is C (one declared parameter of the same name per task parameter).
+std::optional<std::string> bytes_mismatch(const KernelSpec& kernel, const std::vector<DeclaredParam>& declared,
+                                          const KernelParams& compiled) {
+    bool same = compiled.params.size() == kernel.params.size();
+    for (size_t i = 0; same && i < kernel.params.size(); ++i)
+        same = compiled.params[i].bytes == 0 || param_bytes(kernel.params[i]) == compiled.params[i].bytes;
     if (same) return std::nullopt;
+    bool labelled = declared.size() == kernel.params.size();
+    for (size_t i = 0; labelled && i < declared.size(); ++i) labelled = declared[i].name == kernel.params[i].name;
     std::vector<std::string> got_sizes, wanted;
     for (const auto& k : compiled.params) got_sizes.push_back(fmt::format("{} B", k.bytes));
-    for (const auto& p : want) {
-        std::string text = (p.is_const ? "const " : "") + p.type + (p.pointer ? "*" : "") + (p.name.empty() ? "" : " " + p.name);
-        if (const uint64_t bytes = cuda_bytes(p)) text += fmt::format(" [{} B]", bytes);
-        wanted.push_back(text);
+    for (size_t i = 0; i < kernel.params.size(); ++i) {
+        const DeclaredParam* p = labelled ? &declared[i] : nullptr;
+        const std::string text = p ? (p->is_const ? "const " : "") + p->type + (p->pointer ? "*" : "") + (p->name.empty() ? "" : " " + p->name)
+                                   : kernel.params[i].name;
+        wanted.push_back(fmt::format("{} [{} B]", text, param_bytes(kernel.params[i])));
     }
     return fmt::format("kernel '{}' takes {} parameter{} ({}) but the task passes {}: ({})", kernel.name,
                        compiled.params.size(), compiled.params.size() == 1 ? "" : "s", fmt::join(got_sizes, ", "),
-                       want.size(), fmt::join(wanted, ", "));
+                       kernel.params.size(), fmt::join(wanted, ", "));
 }
 
 }  // namespace

@@ -18,10 +18,12 @@ def heat_step(u_in, u_out, nx, ny, alpha, BX: tl.constexpr, BY: tl.constexpr):
     i = y.to(tl.int64) * nx + x
     c = tl.load(u_in + i, mask=inside)
     interior = inside & (x > 0) & (y > 0) & (x < nx - 1) & (y < ny - 1)
-    west = tl.load(u_in + i - 1, mask=interior)
-    east = tl.load(u_in + i + 1, mask=interior)
-    north = tl.load(u_in + i - nx, mask=interior)
-    south = tl.load(u_in + i + nx, mask=interior)
+    # Offsets in int64 before they meet the pointer: `u_in + i - nx` would add -nx as an unsigned
+    # 32-bit value (nx is u32), 16 GB past the row above (found on an H100).
+    west = tl.load(u_in + (i - 1), mask=interior)
+    east = tl.load(u_in + (i + 1), mask=interior)
+    north = tl.load(u_in + (i - nx), mask=interior)
+    south = tl.load(u_in + (i + nx), mask=interior)
     stepped = c + alpha * (west + east + north + south - 4.0 * c)
     # Dirichlet: boundary cells keep their value.
     tl.store(u_out + i, tl.where(interior, stepped, c), mask=inside)
