@@ -51,21 +51,21 @@ MAPPING = {
     "rms_norm": "add_rmsnorm",
     "fused_add_rms_norm": "add_rmsnorm",
     "silu_and_mul": "silu_and_mul",
+    "causal_conv1d": "causal_conv1d",
+    "fused_qk_rmsnorm": "qk_norm_rope_kv",    # per-head q/k RMSNorm; the task fuses rope and the KV write too
+    "per_token_group_quant_fp8": "per_token_group_quant_fp8",
 }
 # Why the Atrex operators not in MAPPING are left out.
 LEFT_OUT = {
     "fp8_blockscale_fused_moe": "fp8 block-scaled MoE: the pack's fused_moe is bf16 and its gemm_fp8_block is dense",
     "gated_delta_rule_update": "linear-attention (delta rule) state update: no such operator in the pack",
     "mla_decode_attention": "multi-head latent attention (DeepSeek): the pack's decode attention is GQA over a paged cache",
-    "causal_conv1d": "short convolution of linear-attention models: not in the pack",
     "moe_topk_gating_softmax": "MoE router: an optional operator, not in the pack",
-    "fused_qk_rmsnorm": "per-head q/k norm, not the residual add + RMSNorm of add_rmsnorm",
     "chunk_gated_delta_rule_state": "linear-attention (delta rule) prefill: not in the pack",
     "moe_align_block_size": "MoE token sorting: not in the pack",
     "chunk_delta_rule_output": "linear-attention (delta rule) prefill: not in the pack",
     "fp8_dynamic_per_token_quant": "activation quantization: not in the pack",
     "linear_sigmoid_mul": "gated linear unit of linear-attention models: not in the pack",
-    "per_token_group_quant_fp8": "activation quantization: an optional operator, not in the pack",
     "gated_rms_norm": "gated RMSNorm of linear-attention models: not in the pack",
     "l2_norm": "L2 norm: not in the pack",
     "moe_count_and_sort": "MoE token sorting: not in the pack",
@@ -76,7 +76,8 @@ LEFT_OUT = {
 
 # The pack's operators, in the order the file lists them.
 PACK = ["silu_and_mul", "add_rmsnorm", "rope", "kv_cache_write", "gemm_bf16", "gemm_w8a8", "gemm_w4a16",
-        "gemm_fp8_block", "fused_moe", "attention_prefill", "attention_decode_paged", "topk_sampling"]
+        "gemm_fp8_block", "fused_moe", "attention_prefill", "attention_decode_paged", "topk_sampling",
+        "causal_conv1d", "qk_norm_rope_kv", "per_token_group_quant_fp8"]
 TRACE_ZERO = {g: "the trace has no dense GEMM of this data type: a gap in the trace, not a finding"
               for g in ("gemm_bf16", "gemm_w8a8", "gemm_w4a16")}
 
@@ -91,7 +92,9 @@ H200 = dict(bandwidth=4800.0, bf16=989_400.0, fp8=1_978_900.0, int8=1_978_900.0)
 # Which share of the served layers runs its dense GEMMs in each data type. No deployment statistics
 # were found: uniform over the pack's four variants. The LM head stays bf16.
 DEPLOYMENT_MIX = {"gemm_bf16": 0.25, "gemm_w8a8": 0.25, "gemm_w4a16": 0.25, "gemm_fp8_block": 0.25}
-MODEL_ZERO = {"fused_moe": "LLaMA-3-8B is a dense model: it has no MoE layer"}
+MODEL_ZERO = {"fused_moe": "LLaMA-3-8B is a dense model: it has no MoE layer",
+              "causal_conv1d": "LLaMA-3-8B has no short convolution (that of linear-attention hybrids such as Qwen3-Next)",
+              "qk_norm_rope_kv": "LLaMA-3-8B has no per-head q/k RMSNorm (Qwen3's); its rope and KV write are scored by rope and kv_cache_write"}
 
 
 def gemm_seconds(kind, M, N, K, dev):
@@ -137,6 +140,10 @@ def model_times(dev):
     decode_Q = 4.0 * Hkv * d * ctx_total + 4.0 * DECODE_REQUESTS * Hq * d + 4.0 * DECODE_REQUESTS * math.ceil(DECODE_CONTEXT / PAGE)
     t["attention_decode_paged"] = m["layers"] * memory_seconds(decode_Q, dev)
     t["topk_sampling"] = memory_seconds(8.0 * sampled * m["vocab"], dev)
+    # The fp8 layers' activations are quantised per token and group of 128 before each of their four
+    # GEMMs: read bf16, write e4m3 and one fp32 scale per group.
+    t["per_token_group_quant_fp8"] = m["layers"] * DEPLOYMENT_MIX["gemm_fp8_block"] * sum(
+        memory_seconds(3.0 * T * K + 4.0 * T * K / 128, dev) for _, K in layer_gemms)
     return t
 
 
