@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 const std::map<std::string, int>& floors() {
     static const std::map<std::string, int> table = {
         {"core", 1},   {"backend", 2}, {"store", 2},  {"task", 3},  {"backends", 3},
-        {"eval", 4},   {"pack", 4},    {"search", 5}, {"report", 5}, {"study", 6},
+        {"eval", 4},   {"pack", 4},    {"knowledge", 4}, {"search", 5}, {"report", 5}, {"study", 6},
         {"bench", 6},  {"cli", 7},
     };
     return table;

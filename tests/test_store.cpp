@@ -597,7 +597,9 @@ TEST(StoreFile, VersionOneDatabaseIsMigratedAndItsRowsStillRead) {
     ASSERT_TRUE(raw_exec(path,
                          "DROP TABLE study_cells; DROP TABLE studies; ALTER TABLE iterations DROP COLUMN strategy; "
                          "ALTER TABLE iterations DROP COLUMN failure; ALTER TABLE iterations DROP COLUMN http_status; "
-                         "ALTER TABLE iterations DROP COLUMN dropout; ALTER TABLE heldout DROP COLUMN iteration; "
+                         "ALTER TABLE iterations DROP COLUMN dropout; ALTER TABLE iterations DROP COLUMN knowledge; "
+                         "ALTER TABLE iterations DROP COLUMN gain; ALTER TABLE iterations DROP COLUMN gain_spread; "
+                         "ALTER TABLE heldout DROP COLUMN iteration; "
                          "ALTER TABLE heldout DROP COLUMN passed; ALTER TABLE heldout DROP COLUMN reason; "
                          "ALTER TABLE heldout DROP COLUMN speedup; ALTER TABLE heldout DROP COLUMN speedup_spread; "
                          "ALTER TABLE heldout DROP COLUMN heldout_speedup; "

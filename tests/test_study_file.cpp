@@ -123,7 +123,7 @@ TEST(StudyFile, EveryBadFieldNamesFileLineKeyAndWhatIsAccepted) {
         {"tasks = [\"saxpy\"]\n[run]\nrepeat = 0" + model, ":3: [run] repeat must be an integer from 1 to 10000"},
         {"tasks = [\"saxpy\"]\n[run]\nnoise_cv = 11" + model, ":3: [run] noise_cv must be a number from 0 to 10"},
         {"tasks = [\"saxpy\"]\n[run]\nroofline = \"dynamic\"" + model, "[run] roofline must be one of \"static\", \"workload\""},
-        {"tasks = [\"saxpy\"]\n[run]\nwarm_up = 2" + model, "[run] warm_up is not a key of [run]; the keys are: language, max_proposer_failures, stagnation, gate_rounds, gate_top, warmup"},
+        {"tasks = [\"saxpy\"]\n[run]\nwarm_up = 2" + model, "[run] warm_up is not a key of [run]; the keys are: language, max_proposer_failures, stagnation, knowledge, knowledge_tokens, gate_rounds, gate_top, warmup"},
         {"tasks = [\"saxpy\"]", "the study names no model"},
         {"tasks = [\"saxpy\"]\n[[models]]\nproposer = \"tune\"", "[[models]] #1 name must be given"},
         {"tasks = [\"saxpy\"]\n[[models]]\nname = \"a/b\"\nproposer = \"tune\"", "[[models]] #1 name must be given, made of letters"},

@@ -37,6 +37,7 @@ int kevo_main(int argc, char** argv) {
     setup_delete(app, exit_code);
     setup_sweep(app, exit_code);
     setup_export(app, exit_code);
+    setup_knowledge(app, exit_code);
     setup_worker(app, exit_code);
     for (int i = 1; i < argc; ++i)
         if (std::string(argv[i]) == "--json") set_json_mode(true);

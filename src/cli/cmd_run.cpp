@@ -4,6 +4,7 @@
 // option of a part or a proposer.
 #include <unistd.h>
 
+#include <cassert>
 #include <filesystem>
 #include <regex>
 #include <set>
@@ -23,7 +24,9 @@
 #include "core/rng.hpp"
 #include "eval/calibration.hpp"
 #include "eval/evaluator_factory.hpp"
+#include "knowledge/library.hpp"
 #include "search/loop.hpp"
+#include "search/options.hpp"
 #include "search/proposers/registry.hpp"
 #include "search/run_settings.hpp"
 #include "search/strategies/registry.hpp"
@@ -198,6 +201,20 @@ int report_summary(const RunSummary& summary, const RunInvocation& o) {
     return exit_status(summary);
 }
 
+// A notes folder is stored as an absolute path (a resume from another folder finds it), and read
+// once now, so that a missing folder or a note that does not parse stops the run before it starts.
+Expected<void> check_knowledge(RunOptions& options, bool new_run) {
+    const RunOption* option = find_run_option("knowledge");
+    assert(option);
+    if (new_run && !is_path_word(*option, options.knowledge))
+        options.knowledge = std::filesystem::absolute(options.knowledge).lexically_normal().string();
+    const ProposerEntry* proposer = find_proposer(options.proposer);
+    if (!proposer || !proposer->reads_prompt) return {};
+    auto library = load_knowledge(options.knowledge);
+    if (!library) return library.error();
+    return {};
+}
+
 int run(RunInvocation& o) {
     if (auto ok = check_invocation(o); !ok) return fail(ok.error().message);
     const nlohmann::json values = option_values(o.flags);
@@ -222,6 +239,7 @@ int run(RunInvocation& o) {
     const nlohmann::json& settings = extension.settings ? *extension.settings : options.settings;
     auto language = run_language(options);
     if (!language) return fail("--language: " + language.error().message);
+    if (auto knowledge = check_knowledge(options, o.resume.empty()); !knowledge) return fail(knowledge.error().message);
     auto proposer =
         make_proposer(options.proposer, {settings, extension.max_cost_usd.value_or(options.max_cost_usd), *language});
     if (!proposer) return fail(proposer.error().message);

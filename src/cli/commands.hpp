@@ -17,5 +17,6 @@ void setup_bench(CLI::App& app, int& exit_code);
 void setup_delete(CLI::App& app, int& exit_code);
 void setup_sweep(CLI::App& app, int& exit_code);
 void setup_export(CLI::App& app, int& exit_code);
+void setup_knowledge(CLI::App& app, int& exit_code);
 
 }  // namespace kevo::cli

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "search/options.hpp"
+#include "search/proposers/registry.hpp"
 
 namespace kevo::cli {
 
@@ -17,6 +18,9 @@ std::vector<std::string> inapplicable_options(const std::vector<std::string>& gi
         if (o->part == OptionPart::strategy && o->owner != strategy)
             out.push_back(fmt::format("{} applies to --strategy {}; this run's strategy is {}, which ignores it", flag,
                                       o->owner, strategy));
+        const ProposerEntry* entry = find_proposer(proposer);
+        if (o->prompt && entry && !entry->reads_prompt)
+            out.push_back(fmt::format("{} shapes the prompt, which --proposer {} does not read; it is ignored", flag, proposer));
         if (o->part == OptionPart::proposer && o->owner != proposer)
             out.push_back(fmt::format("{} applies to --proposer {}; this run's proposer is {}, which ignores it", flag,
                                       o->owner, proposer));

@@ -188,7 +188,8 @@ Expected<nlohmann::json> iteration_report_json(Store& store, const std::string& 
                               {"dropout", it.dropout}, {"note", it.note}, {"diagnostics", it.diagnostics},
                               {"prompt_tokens", it.prompt_tokens}, {"completion_tokens", it.completion_tokens},
                               {"cost_usd", it.cost_usd}, {"seconds", it.seconds}, {"prompt", it.prompt},
-                              {"answer", it.answer}, {"result", it.result}, {"source", nullptr}};
+                              {"answer", it.answer}, {"result", it.result}, {"source", nullptr},
+                              {"knowledge", it.knowledge}, {"gain", opt(it.gain)}, {"gain_spread", opt(it.gain_spread)}};
         if (it.candidate_id) {
             auto candidate = store.load_candidate(*it.candidate_id);
             if (!candidate) return candidate.error();
@@ -215,6 +216,14 @@ std::string render_iteration_text(const nlohmann::json& d) {
     out += fmt::format("note: {}\ndiagnostics: {}\ntokens {} + {}, cost ${:.4f}, {:.1f} s\n", d["note"].get<std::string>(),
                        d["diagnostics"].get<std::string>(), d["prompt_tokens"].get<int>(), d["completion_tokens"].get<int>(),
                        d["cost_usd"].get<double>(), d["seconds"].get<double>());
+    if (d["gain"].is_number())
+        out += fmt::format("promotion rule: gain {:+.1f}% over the kernel it was judged against, spread {:.1f}%{}\n",
+                           100 * d["gain"].get<double>(), 100 * d["gain_spread"].get<double>(),
+                           d["accepted"].get<bool>() ? " (both re-timed side by side)" : "");
+    const auto& notes = d["knowledge"];
+    out += "knowledge notes in the prompt: ";
+    for (size_t i = 0; i < notes.size(); ++i) out += (i ? ", " : "") + notes[i].get<std::string>();
+    out += notes.empty() ? "none\n" : "\n";
     // The candidate's result as kevo eval shows it: verdict, the per-size table, resources.
     if (d["result"].is_object() && !d["result"].empty()) {
         if (auto result = eval_result_from_json(d["result"])) out += "\n" + render_eval_text(*result);

@@ -21,6 +21,7 @@
 #include "eval/calibration.hpp"
 #include "eval/directives.hpp"
 #include "eval/fraction_text.hpp"
+#include "knowledge/library.hpp"
 #include "search/knob_defaults.hpp"
 #include "search/promotion.hpp"
 #include "search/proposers/common.hpp"
@@ -51,6 +52,7 @@ IterationRecord transcript(const std::string& run_id, int iteration, const Propo
     rec.completion_tokens = proposal.completion_tokens;
     rec.cost_usd = proposal.cost_usd;
     rec.note = proposal.note;
+    rec.knowledge = proposal.knowledge;
     if (proposal.status == Proposal::Status::failed) {
         rec.failure = proposer_failure_name(proposal.failure_class);
         rec.http_status = proposal.http_status;
@@ -100,11 +102,11 @@ class RunDriver {
 public:
     RunDriver(Evaluating& evaluator, Store& store, Proposer& proposer, std::function<void(const std::string&)> progress,
               RunRecord run, const RunOptions& options, const Task& task, DeviceInfo device, Language language,
-              std::unique_ptr<Strategy> strategy)
+              std::unique_ptr<Strategy> strategy, std::vector<KnowledgeNote> knowledge)
         : evaluator_(evaluator), store_(store), proposer_(proposer), progress_(std::move(progress)), run_(std::move(run)),
           options_(options), task_(task), device_(std::move(device)),
           language_(language), suffix_(language_suffix(language_)),
-          strategy_(std::move(strategy)) {}
+          strategy_(std::move(strategy)), knowledge_(std::move(knowledge)) {}
 
     Expected<RunSummary> drive() {
         auto summary = drive_to_the_end();
@@ -209,6 +211,7 @@ private:
     std::string suffix_;
     SearchState state_;
     std::unique_ptr<Strategy> strategy_;  // the population: what is proposed from, accepted, gated
+    std::vector<KnowledgeNote> knowledge_;  // the notes chosen for this task, language and device (--knowledge)
     CeilingsUsed ceilings_;  // those the seed was scored against: shown to the proposer
     std::string stop_reason_;
     bool fatal_ = false;  // the run cannot go on (its --from kernel is wrong, a cost cannot be told): failed
@@ -433,6 +436,7 @@ private:
         ctx.fresh_approach = plan.dropout;
         ctx.history = plan.history;
         ctx.inspirations = plan.inspirations;
+        ctx.knowledge = knowledge_;
         // A request gets at most what --max-wall leaves of the run.
         if (options_.max_wall_s > 0)
             ctx.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(
@@ -543,7 +547,8 @@ private:
         if (!result)
             return make_error(fmt::format("iteration {}: {} (resume with {})", it, result.error().message, resume_hint()));
         attempt.result = std::move(*result);
-        auto decision = judge_against(strategy_->rival(plan, attempt.result), attempt);
+        const std::optional<StoredAttempt> rival = strategy_->rival(plan, attempt.result);
+        auto decision = judge_against(rival, attempt);
         if (!decision)
             return make_error(fmt::format("iteration {}: {} (resume with {})", it, decision.error().message, resume_hint()));
         const EvalResult& r = attempt.result;
@@ -554,6 +559,7 @@ private:
         rec.result = to_json(r);
         strategy_->annotate(rec.strategy, r);
         rec.accepted = decision->decision == Promotion::accept;
+        if (r.verdict == Verdict::ok && rival) rec.gain = decision->gain, rec.gain_spread = decision->spread;
         rec.note = proposal.note.empty() ? decision->why : proposal.note + "; " + decision->why;
         std::string line = fmt::format("{} score {}{}", rec.verdict, score_text(r.score),
                                        rec.accepted ? " ACCEPTED (" + decision->why + ")"
@@ -724,6 +730,8 @@ Expected<RunOptions> run_options_from_json(const nlohmann::json& j) {
         auto options = j.get<RunOptions>();
         for (const char* key : {"islands", "migration_every"})  // stored at the top before strategy_options
             if (j.contains(key) && !options.strategy_options.contains(key)) options.strategy_options[key] = j[key];
+        // A run stored before the knowledge notes had none in its prompts: resumed, it still has none.
+        if (!j.contains("knowledge")) options.knowledge = kNoKnowledge;
         return options;
     } catch (const nlohmann::json::exception& e) {
         return make_error(fmt::format("malformed run settings: {}", e.what()));
@@ -835,8 +843,12 @@ Expected<RunSummary> SearchLoop::drive(RunRecord run, const RunOptions& options)
     if (!strategy) return strategy.error();
     auto language = run_language(options);
     if (!language) return make_error("--language: " + language.error().message);
+    auto library = load_knowledge(options.knowledge);
+    if (!library) return library.error();
+    std::vector<KnowledgeNote> notes = select_notes(library->notes, note_target((*task)->spec(), (*language)->name, *info),
+                                                    static_cast<size_t>(std::max(0, options.knowledge_tokens)));
     return RunDriver(evaluator_, store_, proposer_, progress_, std::move(run), options, **task, *info, *language,
-                     std::move(*strategy)).drive();
+                     std::move(*strategy), std::move(notes)).drive();
 }
 
 }  // namespace kevo

@@ -16,6 +16,7 @@
 
 #include "core/json.hpp"
 #include "eval/evaluating.hpp"
+#include "knowledge/select.hpp"
 #include "search/gate.hpp"
 #include "search/proposer.hpp"
 #include "search/search_state.hpp"
@@ -39,6 +40,10 @@ struct RunOptions {
     int stagnation_window = 6;      // iterations without improvement before optimisation dropout
     int max_proposer_failures = 3;  // iterations in a row the proposer failed before the run is interrupted
     int history = 4;                // attempts shown to the proposer
+    // The knowledge notes a prompt draws from ("shipped", "none" or a folder; knowledge/library.hpp)
+    // and their budget in one prompt (estimated tokens).
+    std::string knowledge = "shipped";
+    int knowledge_tokens = kDefaultKnowledgeTokens;
     int gate_rounds = 3;            // interleaved rounds per kernel the gate examines
     int gate_top = 3;               // kernels of the population the gate examines, best first, before the seed
     int warmup = EvalRequest{}.warmup, repeat = EvalRequest{}.repeat;  // the evaluation's defaults
@@ -146,7 +151,7 @@ private:
 // The options as stored with a run (RunRecord::settings); a field a stored run lacks keeps its default
 // (a run stored before strategy_options keeps its islands and migration_every at the top).
 KEVO_JSON_FIELDS(RunOptions, task, backend, language, device, profile, proposer, strategy, iterations, max_wall_s, max_cost_usd,
-                 max_tokens_total, max_proposer_failures, stagnation_window, history, gate_rounds, gate_top, strategy_options, warmup, repeat,
+                 max_tokens_total, max_proposer_failures, stagnation_window, history, knowledge, knowledge_tokens, gate_rounds, gate_top, strategy_options, warmup, repeat,
                  max_repeat, noise_cv, timeout_s, roofline, seed, output_dir, from_file,
                  from_source, settings, ceilings)
 Expected<RunOptions> run_options_from_json(const nlohmann::json& j);

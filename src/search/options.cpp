@@ -11,6 +11,7 @@
 #include <fmt/ranges.h>
 
 #include "backend/registry.hpp"
+#include "knowledge/library.hpp"
 #include "search/loop.hpp"
 #include "search/proposers/registry.hpp"
 #include "search/strategies/registry.hpp"
@@ -63,6 +64,15 @@ std::vector<RunOption> run_options() {
         {.name = "stagnation", .flag = "--stagnation", .type = T::integer, .fallback = d.stagnation_window, .lo = 0,
          .hi = 100000, .help = "iterations without improvement before optimisation dropout (0: never)", .part = P::loop,
          .study = StudyPlace::run_table, .stored_as = "stagnation_window"},
+        // Read only where a prompt is built (llm, cmd): the tuner and replay ignore them, with a warning.
+        {.name = "knowledge", .flag = "--knowledge", .type = T::path, .fallback = d.knowledge,
+         .words = {std::string(kShippedKnowledge), std::string(kNoKnowledge)},
+         .help = "the notes the prompt draws from: shipped (kevo's own), none, or a folder of note files (*.md; "
+                 "docs/knowledge.md)",
+         .part = P::loop, .study = StudyPlace::run_table, .stored_as = "knowledge", .prompt = true},
+        {.name = "knowledge_tokens", .flag = "--knowledge-tokens", .type = T::integer, .fallback = d.knowledge_tokens,
+         .lo = 0, .hi = 1000000, .help = "the notes' budget in one prompt, in estimated tokens (0: no notes)",
+         .part = P::loop, .study = StudyPlace::run_table, .stored_as = "knowledge_tokens", .prompt = true},
         {.name = "gate_rounds", .flag = "--gate-rounds", .type = T::integer, .fallback = d.gate_rounds, .lo = 1, .hi = 99,
          .help = "interleaved rounds per kernel the gate examines", .part = P::gate, .study = StudyPlace::run_table,
          .stored_as = "gate_rounds"},
@@ -142,8 +152,9 @@ std::vector<const RunOption*> options_of(OptionPart part, std::string_view owner
 
 std::string accepted_text(const RunOption& o) {
     switch (o.type) {
-        case T::text:
-        case T::path: return "a string";
+        case T::text: return "a string";
+        case T::path:
+            return o.words.empty() ? "a string" : fmt::format("a path, or \"{}\"", fmt::join(o.words, "\" or \""));
         case T::word: return fmt::format("one of \"{}\"", fmt::join(o.words, "\", \""));
         case T::number: return fmt::format("a number from {:g} to {:g}", o.lo, o.hi);
         case T::integer: return fmt::format("an integer from {:g} to {:g}", o.lo, o.hi);
@@ -201,6 +212,10 @@ std::optional<nlohmann::json> read_option_value(const RunOption& o, const nlohma
             return v;
     }
     return std::nullopt;
+}
+
+bool is_path_word(const RunOption& o, const std::string& value) {
+    return o.type == T::path && std::find(o.words.begin(), o.words.end(), value) != o.words.end();
 }
 
 std::string value_text(const nlohmann::json& value) {

@@ -44,7 +44,7 @@ struct RunOption {
     OptionType type = OptionType::text;
     nlohmann::json fallback = {};    // the default; null: unset
     double lo = 0, hi = 0;        // integer and number types
-    std::vector<std::string> words = {};
+    std::vector<std::string> words = {};  // a word's choices; a path's words are kept as words, not paths
     std::string help = {};
     OptionPart part = OptionPart::run;
     std::string owner = {};          // the strategy or proposer it belongs to
@@ -52,7 +52,10 @@ struct RunOption {
     StudyPlace study = StudyPlace::none;
     std::string stored_as = {};      // the run's own options: the RunOptions field that holds it
     std::string required = {};       // a proposer's option it cannot run without: an example value
+    bool prompt = false;             // read only where a prompt is built (proposers with reads_prompt)
 };
+// True when `value` of a path option is one of its words ("none", "shipped"), not a path.
+bool is_path_word(const RunOption& option, const std::string& value);
 
 // Every option: the run's own, then each strategy's and each proposer's in their listed order.
 // Built on first use, after the registrations of static initialisation.

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "eval/directives.hpp"
+#include "knowledge/select.hpp"
 #include "search/proposers/common.hpp"
 
 namespace kevo {
@@ -439,10 +440,21 @@ void answer_section(std::string& out, const ProposalContext& c) {
         fence_tag(c.language), base_is_previous ? "previous attempt" : "incumbent", c.language->directive_comment);
 }
 
-// How much of each part a prompt quotes; build_prompt shrinks it until the prompt fits its bound.
+// The knowledge notes the run chose for this task (--knowledge), the first `kept` of them.
+void knowledge_section(std::string& out, const ProposalContext& c, size_t kept) {
+    if (kept == 0) return;
+    out += "\n## Notes from the knowledge base\n"
+           "What made fast kernels fast for tasks like this one. Advice, not rules: the contract above decides.\n";
+    for (size_t i = 0; i < kept; ++i) out += note_prompt_text(c.knowledge[i]);
+    if (kept < c.knowledge.size())
+        out += fmt::format("[{} more left out to keep the prompt under its bound]\n", c.knowledge.size() - kept);
+}
+
+// How much of each part a prompt quotes; compose_prompt shrinks it until the prompt fits its bound.
 struct Shape {
     size_t history = 0;            // recent history lines kept (the newest ones)
     size_t inspirations = 0;       // inspirations kept (the first ones)
+    size_t knowledge = 0;          // knowledge notes kept (the first, most specific ones)
     size_t previous_chars = 0;     // bound on the previous attempt's quoted source
     size_t incumbent_chars = 0;    // bound on the incumbent's quoted source
     size_t brief_chars = 0;
@@ -466,6 +478,7 @@ std::string render(const ProposalContext& c, const Labels& heldout, const Shape&
     geometry_section(out, c);
     device_section(out, c);
     scoring_section(out, c);
+    knowledge_section(out, c, shape.knowledge);
 
     out += fmt::format("\n## Incumbent (best so far{}): score {}\n",
                        c.incumbent.iteration > 0 ? fmt::format(", iteration {}", c.incumbent.iteration) : ", the seed",
@@ -521,27 +534,35 @@ std::string describe_attempt(const Attempt& attempt, Language) {
     return feedback(attempt, heldout);
 }
 
-size_t estimated_tokens(std::string_view text) { return (text.size() + kCharsPerToken - 1) / kCharsPerToken; }
+std::string build_prompt(const ProposalContext& c, const PromptLimits& limits) { return compose_prompt(c, limits).text; }
 
-std::string build_prompt(const ProposalContext& c, const PromptLimits& limits) {
+BuiltPrompt compose_prompt(const ProposalContext& c, const PromptLimits& limits) {
     const Labels heldout = heldout_labels(c);
     const bool previous_rejected = c.previous && c.previous->result.verdict == Verdict::rejected;
     Shape shape;
     shape.history = c.history.size();
     shape.inspirations = c.inspirations.size();
+    shape.knowledge = c.knowledge.size();
     shape.previous_chars = previous_rejected ? limits.max_rejected_chars : limits.max_quoted_chars;
     shape.incumbent_chars = limits.max_quoted_chars;
     shape.brief_chars = c.brief.size();
     const size_t budget = static_cast<size_t>(std::max(0, limits.max_tokens)) * kCharsPerToken;
     const size_t previous_size = c.previous ? c.previous->source.size() : 0;
+    const auto built = [&](std::string text) {
+        BuiltPrompt p{std::move(text), {}};
+        for (size_t i = 0; i < shape.knowledge; ++i) p.notes.push_back(c.knowledge[i].id);
+        return p;
+    };
     // History goes before the task's own text does: each step cuts the next part, in order.
     for (std::string out = render(c, heldout, shape);; out = render(c, heldout, shape)) {
-        if (out.size() <= budget) return out;
+        if (out.size() <= budget) return built(std::move(out));
         const size_t over = out.size() - budget;
         if (shape.history > 0) {
             --shape.history;
         } else if (shape.inspirations > 0) {
             --shape.inspirations;
+        } else if (shape.knowledge > 0) {
+            --shape.knowledge;
         } else if (c.previous && std::min(shape.previous_chars, previous_size) > kMinQuotedChars) {
             shape.previous_chars = shrunk(shape.previous_chars, previous_size, over, kMinQuotedChars);
         } else if (std::min(shape.incumbent_chars, c.incumbent.source.size()) > kMinQuotedChars) {
@@ -549,7 +570,7 @@ std::string build_prompt(const ProposalContext& c, const PromptLimits& limits) {
         } else if (shape.brief_chars > kMinBriefChars) {
             shape.brief_chars = shrunk(shape.brief_chars, c.brief.size(), over, kMinBriefChars);
         } else {
-            return out;  // as small as it gets: the rest is the task's contract and the answer format
+            return built(std::move(out));  // as small as it gets: the rest is the task's contract and the answer format
         }
     }
 }

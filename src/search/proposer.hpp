@@ -13,6 +13,7 @@
 
 #include "backend/backend.hpp"
 #include "eval/eval_types.hpp"
+#include "knowledge/note.hpp"
 #include "task/task.hpp"
 
 namespace kevo {
@@ -60,6 +61,8 @@ struct ProposalContext {
     Attempt incumbent;                  // the parent the strategy chose (one-plus-one: the best so far)
     std::vector<Attempt> history;       // a few recent attempts, oldest first
     std::vector<Inspiration> inspirations;  // labelled kernels from the rest of the population (may be empty)
+    // The knowledge notes chosen for this task, language and device (--knowledge), most specific first.
+    std::vector<KnowledgeNote> knowledge;
     bool fresh_approach = false;        // optimisation dropout: history withheld, ask for a different approach
     uint64_t seed = 0;                  // for stochastic proposers
     // When the run must stop (what --max-wall leaves): a request, its retries and a command are cut
@@ -139,6 +142,7 @@ struct Proposal {
     std::string source;
     std::map<std::string, std::string> defines;  // knob values to evaluate with (tuner)
     std::string prompt, answer;                  // the transcript
+    std::vector<std::string> knowledge;          // ids of the knowledge notes the prompt carried
     int prompt_tokens = 0, completion_tokens = 0;
     double cost_usd = 0;
     std::string note;    // one clean line (no newlines, bounded) for the progress display and the store

@@ -128,6 +128,13 @@ CREATE INDEX study_cells_by_run ON study_cells(run_id);
 ALTER TABLE iterations ADD COLUMN failure TEXT NOT NULL DEFAULT '';
 ALTER TABLE iterations ADD COLUMN http_status INTEGER NOT NULL DEFAULT 0;
 )sql",
+    // 5: the knowledge notes an iteration's prompt carried (a JSON list of ids), and the promotion
+    // rule's gain and spread, so that `kevo knowledge distil` reports the side-by-side figure.
+    R"sql(
+ALTER TABLE iterations ADD COLUMN knowledge TEXT;
+ALTER TABLE iterations ADD COLUMN gain REAL;
+ALTER TABLE iterations ADD COLUMN gain_spread REAL;
+)sql",
 };
 
 Expected<int> read_user_version(sqlite3* db, const std::string& path) {

@@ -75,6 +75,11 @@ struct IterationRecord {
     // "unreachable", ...; empty otherwise) and the last reply's HTTP status (0: none arrived).
     std::string failure;
     int http_status = 0;
+    // Since schema 5: the ids of the knowledge notes its prompt carried, and for a correct candidate
+    // the promotion rule's relative gain over the kernel it was judged against and the spread the
+    // gain had to exceed (re-timed side by side when it looked better; absent before schema 5).
+    std::vector<std::string> knowledge;
+    std::optional<double> gain, gain_spread;
 };
 
 // One kernel the gate examined side by side with the seed.

@@ -339,8 +339,8 @@ Expected<void> Store::add_iteration(const IterationRecord& it) {
         db_,
         "INSERT OR REPLACE INTO iterations (run_id, iteration, candidate_id, status, verdict, score, "
         "diagnostics, accepted, prompt, answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note, "
-        "dropout, strategy, failure, http_status) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, "
-        "?15, ?16, ?17, ?18, ?19, ?20)",
+        "dropout, strategy, failure, http_status, knowledge, gain, gain_spread) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+        "?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23)",
         path_);
     if (!stmt) return stmt.error();
     stmt->bind_text(1, it.run_id)
@@ -362,7 +362,10 @@ Expected<void> Store::add_iteration(const IterationRecord& it) {
         .bind_int(17, it.dropout ? 1 : 0)
         .bind_opt_text(18, json_text(it.strategy))
         .bind_text(19, it.failure)
-        .bind_int(20, it.http_status);
+        .bind_int(20, it.http_status)
+        .bind_opt_text(21, it.knowledge.empty() ? std::nullopt : json_text(nlohmann::json(it.knowledge)))
+        .bind_opt_real(22, it.gain)
+        .bind_opt_real(23, it.gain_spread);
     return stmt->run(fmt::format("cannot add iteration {} of run '{}'", it.iteration, it.run_id));
 }
 
@@ -372,7 +375,7 @@ Expected<std::vector<IterationRecord>> Store::load_iterations(const std::string&
         db_,
         "SELECT run_id, iteration, candidate_id, status, verdict, score, diagnostics, accepted, prompt, "
         "answer, prompt_tokens, completion_tokens, cost_usd, seconds, result, note, dropout, strategy, failure, "
-        "http_status FROM iterations WHERE run_id = ?1 ORDER BY iteration",
+        "http_status, knowledge, gain, gain_spread FROM iterations WHERE run_id = ?1 ORDER BY iteration",
         path_);
     if (!stmt) return stmt.error();
     stmt->bind_text(1, run_id);
@@ -413,6 +416,16 @@ Expected<std::vector<IterationRecord>> Store::load_iterations(const std::string&
         it.strategy = std::move(*strategy);
         it.failure = stmt->text(18);
         it.http_status = static_cast<int>(stmt->int64(19));
+        auto knowledge = parse_json_column(*stmt, 20, path_,
+                                           fmt::format("the knowledge notes of iteration {} of run '{}'", it.iteration, run_id));
+        if (!knowledge) return knowledge.error();
+        if (!knowledge->is_null() && !knowledge->is_array())
+            return make_error(fmt::format("{}: the knowledge notes of iteration {} of run '{}' are not a list", path_,
+                                          it.iteration, run_id));
+        for (const auto& id : *knowledge)
+            if (id.is_string()) it.knowledge.push_back(id.get<std::string>());
+        it.gain = stmt->opt_real(21);
+        it.gain_spread = stmt->opt_real(22);
         iterations.push_back(std::move(it));
     }
     return iterations;

@@ -184,7 +184,7 @@ Expected<nlohmann::json> read_options(TableReader& reader, StudyPlace place, con
         auto value = read_option_value(*o, given);
         if (!value) return reader.error(*node, o->name, "must be " + accepted_text(*o));
         if (value->is_null()) value = "none";
-        if (o->type == OptionType::path) {
+        if (o->type == OptionType::path && !is_path_word(*o, value->get<std::string>())) {
             fs::path path = value->get<std::string>();
             if (path.is_relative()) path = base_dir / path;
             value = path.lexically_normal().string();

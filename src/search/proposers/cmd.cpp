@@ -39,7 +39,9 @@ public:
 
     Proposal propose(const ProposalContext& context) override {
         Proposal proposal;
-        proposal.prompt = build_prompt(context);
+        BuiltPrompt prompt = compose_prompt(context);
+        proposal.prompt = std::move(prompt.text);
+        proposal.knowledge = std::move(prompt.notes);
         const std::vector<std::string> env = {
             "KEVO_TASK=" + (context.spec ? context.spec->name : std::string()),
             fmt::format("KEVO_ITERATION={}", context.iteration),
@@ -110,7 +112,8 @@ const bool registered = register_proposer(
          if (command.empty())
              return make_error("--proposer cmd needs --command \"PROGRAM ARGS\" (prompt on stdin, answer on stdout)");
          return make_cmd_proposer(CmdOptions{command, c.values.value("command_timeout", CmdOptions{}.timeout_s)});
-     }});
+     },
+     false, nullptr, true});
 
 }  // namespace
 }  // namespace kevo

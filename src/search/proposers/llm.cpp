@@ -145,7 +145,9 @@ public:
     Proposal propose(const ProposalContext& context) override {
         Proposal proposal;
         const std::string system = llm_system_message(context.language);
-        const std::string user = build_prompt(context, prompt_limits(context, system));
+        BuiltPrompt built = compose_prompt(context, prompt_limits(context, system));
+        const std::string& user = built.text;
+        proposal.knowledge = std::move(built.notes);
         proposal.prompt = "[system]\n" + system + "\n\n[user]\n" + user;
         const std::string body = request_body(system, user);
         const std::vector<std::string> headers = request_headers();
@@ -492,7 +494,7 @@ const bool registered = register_proposer(
        .help = "USD per million prompt tokens, for cost accounting (llm)", .study = kModel},
       {.name = "price_out", .flag = "--price-out", .type = T::number, .fallback = 0.0, .lo = 0, .hi = 1e6,
        .help = "USD per million completion tokens (llm)", .study = kModel}},
-     make_from_options, true, settle_answer_limits});
+     make_from_options, true, settle_answer_limits, true});
 
 }  // namespace
 }  // namespace kevo

@@ -37,6 +37,7 @@ struct ProposerEntry {
     // Rules between its options on the values in force, given the flags named on the command line
     // (llm: --max-completion-tokens takes the place of --max-tokens); null: none.
     Expected<void> (*settle)(nlohmann::json& values, const std::set<std::string>& given) = nullptr;
+    bool reads_prompt = false;       // it reads kevo's prompt (search/prompt.hpp), so the prompt's options apply
 };
 // Adds a proposer; returns true, so that a file can register with `const bool registered = ...`.
 bool register_proposer(ProposerEntry entry);
