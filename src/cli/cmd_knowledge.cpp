@@ -13,6 +13,7 @@
 #include "core/files.hpp"
 #include "core/text_table.hpp"
 #include "core/token_estimate.hpp"
+#include "eval/evaluator_factory.hpp"
 #include "knowledge/distil.hpp"
 #include "knowledge/library.hpp"
 #include "knowledge/select.hpp"
@@ -61,15 +62,11 @@ nlohmann::json note_json(const KnowledgeNote& n) {
               {"bounds", n.scope.bounds}, {"languages", n.scope.languages}, {"devices", n.scope.devices}}}};
 }
 
-// The device a run on this backend would use, for the notes' device scope.
+// The device a run on this backend would use, as kevo run finds it (its errors included).
 Expected<DeviceInfo> target_device(const DeviceOptions& o) {
     auto name = resolve_backend_name(o.backend);
     if (!name) return name.error();
-    const auto devices = make_backend(*name)->probe();
-    if (o.device < 0 || static_cast<size_t>(o.device) >= devices.size())
-        return make_error(fmt::format("--device {}: the {} backend has {} device{} (see `kevo devices`)", o.device, *name,
-                                      devices.size(), devices.size() == 1 ? "" : "s"));
-    return devices[static_cast<size_t>(o.device)];
+    return make_evaluator(EvaluatorOptions{.backend = *name, .device = o.device})->device();
 }
 
 int list_library(const KnowledgeLibrary& library, bool json) {

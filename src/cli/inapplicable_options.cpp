@@ -12,13 +12,13 @@ namespace kevo::cli {
 std::vector<std::string> inapplicable_options(const std::vector<std::string>& given, const std::string& strategy,
                                               const std::string& proposer) {
     std::vector<std::string> out;
+    const ProposerEntry* entry = find_proposer(proposer);
     for (const auto& flag : given) {
         const RunOption* o = find_run_option_by_flag(flag);
         if (!o) continue;
         if (o->part == OptionPart::strategy && o->owner != strategy)
             out.push_back(fmt::format("{} applies to --strategy {}; this run's strategy is {}, which ignores it", flag,
                                       o->owner, strategy));
-        const ProposerEntry* entry = find_proposer(proposer);
         if (o->prompt && entry && !entry->reads_prompt)
             out.push_back(fmt::format("{} shapes the prompt, which --proposer {} does not read; it is ignored", flag, proposer));
         if (o->part == OptionPart::proposer && o->owner != proposer)

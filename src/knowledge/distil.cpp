@@ -33,15 +33,14 @@ std::string clipped(const std::string& line) {
     return line.size() <= kMaxLineChars ? line : line.substr(0, kMaxLineChars) + " ...";
 }
 
-std::string language_of_run(const RunRecord& run) {
-    const std::string named = run.settings.value("language", std::string());
-    const Language language = named.empty() ? default_language_of(run.backend) : language_named(named);
-    return language ? language->name : run.backend;
+// The run's candidates' language by the one rule (backend_language: the stored name, else the
+// backend's own); a default handle when the stored settings name none the backend compiles.
+Language language_of_run(const RunRecord& run) {
+    auto language = backend_language(run.settings.value("language", std::string()), run.backend);
+    return language ? *language : Language{};
 }
 
-bool is_directive(const std::string& line, const std::string& language) {
-    const Language l = language_named(language);
-    const std::string comment = l ? l->directive_comment : "//";
+bool is_directive(const std::string& line, const std::string& comment) {
     return line.rfind(comment, 0) == 0 && line.find("kevo:") != std::string::npos;
 }
 
@@ -101,11 +100,13 @@ private:
 
     KnowledgeNote draft(const RunRecord& run, const IterationRecord& it, const CandidateRecord& kernel,
                         const CandidateRecord& parent, int parent_iteration) const {
-        const std::string language = language_of_run(run);
+        const Language run_language = language_of_run(run);
+        const std::string language = run_language ? run_language->name : run.backend;
+        const std::string comment = run_language ? run_language->directive_comment : "//";
         const LineChanges lines = changed_lines(parent.source, kernel.source);
         std::vector<std::string> directives_before, directives_after, removed, added;
-        for (const auto& l : lines.removed) (is_directive(l, language) ? directives_before : removed).push_back(l);
-        for (const auto& l : lines.added) (is_directive(l, language) ? directives_after : added).push_back(l);
+        for (const auto& l : lines.removed) (is_directive(l, comment) ? directives_before : removed).push_back(l);
+        for (const auto& l : lines.added) (is_directive(l, comment) ? directives_after : added).push_back(l);
 
         KnowledgeNote note;
         note.id = fmt::format("{}-{}-i{}", run.task, run.run_id, it.iteration);

@@ -24,8 +24,8 @@ Expected<void> add_note(KnowledgeLibrary& library, const std::string& text, cons
 
 Expected<void> load_shipped(KnowledgeLibrary& library) {
     for (const auto& [name, text] : shipped_note_files()) {
-        const std::string file(name);
-        if (auto ok = add_note(library, std::string(text), file.substr(0, file.size() - 3), "shipped:" + file); !ok)
+        const fs::path file(name);
+        if (auto ok = add_note(library, std::string(text), file.stem().string(), "shipped:" + file.string()); !ok)
             return ok;
     }
     return {};

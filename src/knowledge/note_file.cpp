@@ -2,9 +2,9 @@
 // Markdown body. The header's keys are checked one by one, so a misspelt key is an error that lists
 // the accepted ones rather than a scope silently left open.
 #include <algorithm>
+#include <sstream>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 #include <toml++/toml.h>
 
 #include "core/toml_parse.hpp"
@@ -108,22 +108,20 @@ private:
     }
 };
 
-// A TOML basic string: quotes, backslashes and control characters escaped.
-std::string toml_string(const std::string& value) {
-    std::string out = "\"";
-    for (const char c : value) {
-        if (c == '"' || c == '\\') out += '\\', out += c;
-        else if (c == '\n') out += "\\n";
-        else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) out += fmt::format("\\u{:04x}", static_cast<unsigned char>(c));
-        else out += c;
-    }
-    return out + '"';
+// A value as TOML writes it (toml++'s formatter: quoting and escaping are its business).
+template <typename Node>
+std::string toml_text(const Node& node) {
+    std::ostringstream out;
+    out << toml::toml_formatter{node};
+    return out.str();
 }
 
+std::string toml_string(const std::string& value) { return toml_text(toml::value<std::string>(value)); }
+
 std::string toml_list(const std::vector<std::string>& values) {
-    std::vector<std::string> quoted;
-    for (const auto& v : values) quoted.push_back(toml_string(v));
-    return fmt::format("[{}]", fmt::join(quoted, ", "));
+    toml::array list;
+    for (const auto& v : values) list.push_back(v);
+    return toml_text(list);
 }
 
 }  // namespace
