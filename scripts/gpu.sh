@@ -3,7 +3,7 @@
 # benchmarks. Missing Debian packages travel unpacked from .deps/debs (scripts/fetch-gpu-deps.sh).
 # Usage: scripts/gpu.sh [build] [test] [calibrate] [ceilings] [seeds] [tune] [overhead] [bench] [margins] [margins-opencl]
 #        [slightly-wrong] [check-opencl] [bench-opencl] [pinned-ab] [variants] [sweep-noise] [report] [strategies]
-#        [tensor-ceilings] [ml-check] [bench-ml] [ml-wrong] [ml-recipes] [moe] [nsight] [triton]
+#        [tensor-ceilings] [ml-check] [bench-ml] [bench-trace] [trace] [ml-wrong] [ml-recipes] [moe] [nsight] [triton]
 #        (default: build test calibrate seeds tune overhead bench)
 # (`pinned-ab` is run only when named: the A/B of the CUDA backend's pinned staging.)
 # `scripts/gpu.sh build test` runs the whole ctest within KEVO_CTEST_SECONDS (default 480), and
@@ -220,7 +220,7 @@ fi
 resumable_bench() {
     local step=$1 name=$2 doc=$3 rc
     shift 3
-    timeout "${KEVO_BENCH_TIMEOUT:-3000}" $KEVO bench "$@" --profile large \
+    timeout "${KEVO_BENCH_TIMEOUT:-3000}" $KEVO bench "$@" --profile "${BENCH_PROFILE:-large}" \
         --check-profiles "${BENCH_CHECK_PROFILES:-small,paper,large}" ${BENCH_TASKS:+--tasks "$BENCH_TASKS"} \
         --state "$RES/${name}_state.json" --markdown "$doc" --json > "$RES/$name.json" 2>> "$RES/$name.log"
     rc=$?
@@ -264,6 +264,28 @@ fi
 if want bench-ml; then
     resumable_bench bench-ml bench-ml "$OUT/bench-h200-ml.md" --backend cuda --pack ml
 fi 2>&1 | tee "$OUT/bench-ml.txt"; drop_if_empty "$OUT/bench-ml.txt"
+# The ML pack at the trace profile (production shapes weighted by call count, launch-bound ones as
+# CUDA-graph replays): every best kernel checked at its trace shapes, seeds and best kernels timed
+# there; S and S_agg on trace in $OUT/bench-h200-ml-trace.md.
+if want bench-trace; then
+    BENCH_PROFILE=trace BENCH_CHECK_PROFILES="${BENCH_CHECK_PROFILES:-trace}" \
+        resumable_bench bench-trace bench-trace "$OUT/bench-h200-ml-trace.md" --backend cuda --pack ml
+fi 2>&1 | tee "$OUT/bench-trace.txt"; drop_if_empty "$OUT/bench-trace.txt"
+# The trace profile on CUDA, quickly: seed.cu and best.cu of the lighter ML tasks (TRACE_TASKS) at every
+# trace shape, the launch-bound ones as CUDA-graph replays, and the kernel that writes only in its
+# first launch (must be incorrect): $OUT/trace.txt.
+if want trace; then
+    for task in ${TRACE_TASKS:-kv_cache_write rope qk_norm_rope_kv causal_conv1d silu_and_mul add_rmsnorm per_token_group_quant_fp8 topk_sampling attention_decode_paged}; do
+        for kernel in seed best; do
+            echo "=== $task $kernel.cu trace"
+            timeout 150 $KEVO eval "$task" "tasks/$task/$kernel.cu" --backend cuda --profile trace --sizes all --seed 1 < /dev/null
+            echo "exit $?"
+        done
+    done
+    echo "=== tests/candidates/kv_cache_write_first_launch_only.cu trace (must be incorrect)"
+    timeout 150 $KEVO eval kv_cache_write tests/candidates/kv_cache_write_first_launch_only.cu --backend cuda --profile trace \
+        --sizes all --seed 1 < /dev/null
+fi 2>&1 | tee "$OUT/trace.txt"; drop_if_empty "$OUT/trace.txt"
 # Every deliberately wrong CUDA kernel of the ML pack (tests/candidates/<task>_*.cu) checked on the
 # GPU at the small profile (ML_WRONG_PROFILE) on two input seeds (ML_WRONG_SEEDS): each must be
 # rejected ($OUT/ml-wrong.txt).

@@ -37,7 +37,7 @@ ATREX_SCORES = {
     "gated_rms_norm": 0.004735, "l2_norm": 0.004661, "moe_count_and_sort": 0.004544,
     "fused_rmsnorm_quant": 0.003433, "moe_sum_reduce": 0.003393, "layer_norm": 0.000773,
 }
-# Atrex operator -> pack operator (the mapping of ml-pack.md 4.3, minus its router, which the pack lacks).
+# Atrex operator -> pack operator (the mapping of ml-pack.md 4.3; the router and its sort are moe_align).
 MAPPING = {
     "unified_attention": "attention_prefill",   # all 25 of its Atrex shapes are prefill
     "attention_forward": "attention_prefill",
@@ -54,21 +54,21 @@ MAPPING = {
     "causal_conv1d": "causal_conv1d",
     "fused_qk_rmsnorm": "qk_norm_rope_kv",    # per-head q/k RMSNorm; the task fuses rope and the KV write too
     "per_token_group_quant_fp8": "per_token_group_quant_fp8",
+    "moe_topk_gating_softmax": "moe_align",   # the router's top-k gating: the task's first kernel
+    "moe_align_block_size": "moe_align",      # the block-aligned sort: its count and scatter kernels
+    "moe_count_and_sort": "moe_align",        # vLLM's count_and_sort_expert_tokens: the task's scatter
+    "mla_decode_attention": "mla_decode_paged",
 }
 # Why the Atrex operators not in MAPPING are left out.
 LEFT_OUT = {
     "fp8_blockscale_fused_moe": "fp8 block-scaled MoE: the pack's fused_moe is bf16 and its gemm_fp8_block is dense",
     "gated_delta_rule_update": "linear-attention (delta rule) state update: no such operator in the pack",
-    "mla_decode_attention": "multi-head latent attention (DeepSeek): the pack's decode attention is GQA over a paged cache",
-    "moe_topk_gating_softmax": "MoE router: an optional operator, not in the pack",
     "chunk_gated_delta_rule_state": "linear-attention (delta rule) prefill: not in the pack",
-    "moe_align_block_size": "MoE token sorting: not in the pack",
     "chunk_delta_rule_output": "linear-attention (delta rule) prefill: not in the pack",
     "fp8_dynamic_per_token_quant": "activation quantization: not in the pack",
     "linear_sigmoid_mul": "gated linear unit of linear-attention models: not in the pack",
     "gated_rms_norm": "gated RMSNorm of linear-attention models: not in the pack",
     "l2_norm": "L2 norm: not in the pack",
-    "moe_count_and_sort": "MoE token sorting: not in the pack",
     "fused_rmsnorm_quant": "RMSNorm fused with fp8 quantization: not add_rmsnorm's bf16 output",
     "moe_sum_reduce": "MoE combine: not in the pack",
     "layer_norm": "LayerNorm: not in the pack",
@@ -77,7 +77,7 @@ LEFT_OUT = {
 # The pack's operators, in the order the file lists them.
 PACK = ["silu_and_mul", "add_rmsnorm", "rope", "kv_cache_write", "gemm_bf16", "gemm_w8a8", "gemm_w4a16",
         "gemm_fp8_block", "fused_moe", "attention_prefill", "attention_decode_paged", "topk_sampling",
-        "causal_conv1d", "qk_norm_rope_kv", "per_token_group_quant_fp8"]
+        "causal_conv1d", "qk_norm_rope_kv", "per_token_group_quant_fp8", "moe_align", "mla_decode_paged"]
 TRACE_ZERO = {g: "the trace has no dense GEMM of this data type: a gap in the trace, not a finding"
               for g in ("gemm_bf16", "gemm_w8a8", "gemm_w4a16")}
 
@@ -94,7 +94,9 @@ H200 = dict(bandwidth=4800.0, bf16=989_400.0, fp8=1_978_900.0, int8=1_978_900.0)
 DEPLOYMENT_MIX = {"gemm_bf16": 0.25, "gemm_w8a8": 0.25, "gemm_w4a16": 0.25, "gemm_fp8_block": 0.25}
 MODEL_ZERO = {"fused_moe": "LLaMA-3-8B is a dense model: it has no MoE layer",
               "causal_conv1d": "LLaMA-3-8B has no short convolution (that of linear-attention hybrids such as Qwen3-Next)",
-              "qk_norm_rope_kv": "LLaMA-3-8B has no per-head q/k RMSNorm (Qwen3's); its rope and KV write are scored by rope and kv_cache_write"}
+              "qk_norm_rope_kv": "LLaMA-3-8B has no per-head q/k RMSNorm (Qwen3's); its rope and KV write are scored by rope and kv_cache_write",
+              "moe_align": "LLaMA-3-8B is a dense model: it has no MoE router",
+              "mla_decode_paged": "LLaMA-3-8B has no multi-head latent attention (DeepSeek-V2/V3's)"}
 
 
 def gemm_seconds(kind, M, N, K, dev):

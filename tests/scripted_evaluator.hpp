@@ -20,6 +20,8 @@
 
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <optional>
@@ -115,8 +117,18 @@ public:
     std::vector<EvalRequest> requests;  // every evaluation asked for, in order
     std::string backend = "opencl";     // the device's backend: "opencl" (a CPU) or "cuda" (an sm_90 GPU)
 
+    // The device of the pool this evaluator is on, and one that faults (< 0: none): its first
+    // evaluation kills its worker and leaves `fault_file` behind, after which the device cannot be
+    // opened, as after a driver fault (every process that opens it sees the file).
+    int device_index = 0, faulty_device = -1;
+    std::string fault_file;
+
+    bool device_lost() const { return device_index == faulty_device && std::filesystem::exists(fault_file); }
+
     Expected<DeviceInfo> device() override {
+        if (device_lost()) return make_error(fmt::format("scripted device {} is lost", device_index));
         DeviceInfo info;
+        info.index = device_index;
         info.backend = backend;
         info.name = calibration.device_name;
         info.vendor = "kevo tests";
@@ -128,6 +140,10 @@ public:
     }
 
     Expected<EvalResult> evaluate(const EvalRequest& request, bool compile_only = false) override {
+        if (device_index == faulty_device) {
+            std::ofstream(fault_file) << "lost\n";
+            return make_error(fmt::format("scripted device {} faulted: the worker died", device_index));
+        }
         if (fail_after >= 0 && static_cast<int>(requests.size()) >= fail_after)
             return make_error(fmt::format("scripted worker died after {} evaluations", fail_after));
         requests.push_back(request);

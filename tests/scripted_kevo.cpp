@@ -7,6 +7,8 @@
 //   KEVO_SCRIPTED_BANDWIDTH=GBS    the device's calibration (default 100 GB/s) ...
 //   KEVO_SCRIPTED_MEASURED_AT=ISO  ... and when it was measured (a recalibration changes both)
 //   KEVO_SCRIPTED_BACKEND=cuda     the device is an sm_90 GPU (default opencl, a CPU)
+//   KEVO_SCRIPTED_FAULTY_DEVICE=D  device D of a pool faults in its first evaluation (which fails), and
+//   KEVO_SCRIPTED_FAULT_FILE=PATH  is then lost: PATH is written, and while it exists D cannot be opened
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -22,8 +24,11 @@ std::string environment(const char* name, const std::string& fallback) {
     return value && *value ? value : fallback;
 }
 
-std::unique_ptr<kevo::Evaluating> make_scripted_evaluator(const kevo::EvaluatorOptions&) {
+std::unique_ptr<kevo::Evaluating> make_scripted_evaluator(const kevo::EvaluatorOptions& options) {
     auto e = std::make_unique<kevo::test::ScriptedEvaluator>();
+    e->device_index = options.device;
+    e->faulty_device = std::stoi(environment("KEVO_SCRIPTED_FAULTY_DEVICE", "-1"));
+    e->fault_file = environment("KEVO_SCRIPTED_FAULT_FILE", "kevo-scripted-device-fault");
     e->fail_after = std::stoi(environment("KEVO_SCRIPTED_FAIL_AFTER", "-1"));
     e->backend = environment("KEVO_SCRIPTED_BACKEND", "opencl");
     e->delay = std::chrono::milliseconds(std::stoi(environment("KEVO_SCRIPTED_DELAY_MS", "0")));

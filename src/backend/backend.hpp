@@ -159,6 +159,10 @@ public:
     virtual Expected<void> run(std::span<const Launch> launches) = 0;
     // Same, timed on the device: seconds from the start of the first launch to the end of the last.
     virtual Expected<double> run_timed(std::span<const Launch> launches) = 0;
+    // The same as one replay of a recorded submission (a CUDA graph): what production launch-bound
+    // work runs as, without the host's per-launch cost. A backend with no such record submits the
+    // launches back to back and waits once, which is what run_timed does.
+    virtual Expected<double> run_timed_replay(std::span<const Launch> launches) { return run_timed(launches); }
 
     // True after an error that leaves the device context unusable (CUDA sticky errors); the
     // worker process then reports and exits so the parent can start a fresh one.

@@ -198,7 +198,10 @@ private:
         for (size_t i = 0; i < report_.tasks.size(); ++i) {
             auto& bt = report_.tasks[i];
             if (!bt.best_missing.empty()) continue;
+            auto task = make_task(bt.task);
+            if (!task) return task.error();
             for (const auto& profile : options_.check_profiles) {
+                if (!(*task)->spec().profiles.count(profile)) continue;  // trace: the ML pack's tasks only
                 if (std::any_of(bt.checks.begin(), bt.checks.end(), [&](const BenchCheck& c) { return c.profile == profile; }))
                     continue;  // done in an earlier invocation
                 if (auto go = not_interrupted(); !go) return go;

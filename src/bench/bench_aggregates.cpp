@@ -12,7 +12,8 @@ namespace kevo {
 namespace {
 
 constexpr const char* kMeaning =
-    "S_i is each task's score at the timed profile (the geometric mean of its fractions; 0 when the kernel failed). "
+    "S_i is each task's score at the timed profile (the geometric mean of its fractions, on trace weighted by the "
+    "shapes' call counts; 0 when the kernel failed). "
     "S is the unweighted geometric mean of S_i over the pack, kevo's default; S_agg = sum w_i S_i under each of the "
     "pack's weight vectors (docs/packs.md), renormalised over the tasks scored. Measured basis: the fractions of the "
     "ceilings in force (fp8 and int8 bounded: docs/evaluation.md); datasheet basis: of the vendor's figures, as "

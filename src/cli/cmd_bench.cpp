@@ -120,6 +120,23 @@ Expected<std::vector<std::string>> with_seeds_in(const std::vector<std::string>&
     return kept;
 }
 
+// The timed profile must be one every task has: trace is the ML pack's alone. Tasks named with
+// --tasks must have it; from a whole list, those without are left out and named on stderr.
+Expected<std::vector<std::string>> with_profile(const std::vector<std::string>& tasks, const std::string& profile, bool named) {
+    std::vector<std::string> kept, without;
+    for (const auto& t : tasks) {
+        auto task = make_task(t);
+        if (!task) return task.error();
+        ((*task)->spec().profiles.count(profile) ? kept : without).push_back(t);
+    }
+    if (without.empty()) return kept;
+    if (named || kept.empty())
+        return make_error(fmt::format("--profile {}: {} {} no {} profile (it is the ML pack's: --pack ml)", profile,
+                                      fmt::join(without, ", "), without.size() == 1 ? "has" : "have", profile));
+    say(true, fmt::format("note: no {} profile, not benched: {}", profile, fmt::join(without, ", ")));
+    return kept;
+}
+
 // A bench stopped by a signal: one line that says so (after what was printed so far), and with
 // --json the report so far (status "interrupted"); exit 128 + the signal.
 int stop_interrupted(const BenchReport& report, const BenchCliOptions& o, const std::vector<std::string>& unused) {
@@ -144,7 +161,7 @@ int run(BenchCliOptions& o) {
     if (o.check_profiles.size() == 1 && o.check_profiles[0] == "none") o.check_profiles.clear();
     for (const auto& p : o.check_profiles)
         if (std::find(kProfileNames.begin(), kProfileNames.end(), p) == kProfileNames.end())
-            return fail(fmt::format("--check-profiles: unknown profile '{}'; expected small, paper, large or none", p));
+            return fail(fmt::format("--check-profiles: unknown profile '{}'; expected small, paper, large, trace or none", p));
     auto backend_name = resolve_backend_name(o.device.backend);
     if (!backend_name) return fail(backend_name.error().message);
     auto language = backend_language(o.language, *backend_name);
@@ -164,11 +181,15 @@ int run(BenchCliOptions& o) {
     if (!info) return fail(info.error().message);
 
     BenchOptions bench;
-    bench.tasks = *tasks;
     bench.profile = resolve_profile(o.profile, *info);
+    tasks = with_profile(*tasks, bench.profile, !o.tasks.empty());
+    if (!tasks) return fail(tasks.error().message);
+    bench.tasks = *tasks;
     if (!o.check_profiles_given) {
-        // Every profile up to the timed one: a CPU timing `small` is not made to run `large`.
+        // Every profile up to the timed one: a CPU timing `small` is not made to run `large`, and
+        // one timing `trace` (production shapes, most of them below large) is not either.
         for (const auto& p : kProfileNames) {
+            if (p == "large" && bench.profile == kTraceProfile) continue;
             o.check_profiles.push_back(p);
             if (o.check_profiles.back() == bench.profile) break;
         }

@@ -13,12 +13,14 @@
 #include "cli/common.hpp"
 #include "cli/live_status.hpp"
 #include "cli/sweep_table.hpp"
+#include "backend/registry.hpp"
 #include "core/files.hpp"
 #include "core/interrupt.hpp"
 #include "core/shell_word.hpp"
 #include "pack/pack.hpp"
 #include "report/study_aggregates.hpp"
 #include "store/store.hpp"
+#include "study/device_pool.hpp"
 #include "study/study_file.hpp"
 #include "study/sweep.hpp"
 
@@ -26,7 +28,7 @@ namespace kevo::cli {
 namespace {
 
 struct SweepCliOptions {
-    std::string file, db = "kevo.db", out = "kevo-runs", pack;
+    std::string file, db = "kevo.db", out = "kevo-runs", pack, devices;
     int concurrency = 0;
     bool fresh = false, dry_run = false, json = false;
 };
@@ -36,7 +38,7 @@ nlohmann::json cell_json(const CellProgress& c) {
             {"strategy", c.cell.strategy}, {"seed", c.cell.seed},      {"status", cell_status_name(c.status)},
             {"run_id", c.run_id},       {"iterations", c.iterations_done}, {"seed_score", c.seed_score},
             {"best_score", c.best_score}, {"cost_usd", c.cost_usd},    {"tokens", c.tokens},
-            {"note", c.note}};
+            {"device", c.device},       {"note", c.note}};
 }
 
 // --pack P: only the study's tasks of pack P (a study over several packs, run one pack at a time).
@@ -51,6 +53,17 @@ Expected<void> keep_pack(Study& study, const std::string& pack) {
         return make_error(fmt::format("--pack {}: none of the study's tasks ({}) is in the pack", pack, fmt::join(study.tasks, ", ")));
     study.tasks = std::move(kept);
     return {};
+}
+
+// --devices as given, against the devices the study's backend has.
+Expected<std::vector<int>> pool_devices(const Study& study, const std::string& devices) {
+    if (devices.empty()) return std::vector<int>{};
+    auto backend_name = resolve_backend_name(study.backend);
+    if (!backend_name) return backend_name.error();
+    auto backend = make_backend(*backend_name);
+    const auto found = backend->probe();
+    if (found.empty()) return make_error(fmt::format("--devices: no {} device: {}", *backend_name, backend->unavailable_reason()));
+    return parse_device_list(devices, static_cast<int>(found.size()));
 }
 
 int dry_run(const Study& study, const SweepCliOptions& o) {
@@ -105,6 +118,9 @@ int run(const SweepCliOptions& o) {
     options.db = o.db;
     options.out_dir = o.out;
     options.fresh = o.fresh;
+    auto devices = pool_devices(*study, o.devices);
+    if (!devices) return fail(devices.error().message);
+    options.devices = *devices;
     options.say = [&](const std::string& line) { say(true, line); };
     options.on_progress = [&](const std::vector<CellProgress>& cells) { progress.show(cells); };
     auto summary = run_sweep(*study, options);
@@ -116,12 +132,15 @@ int run(const SweepCliOptions& o) {
     // logs (a resume elsewhere would split a cell's log over two folders), the same pack.
     std::vector<std::string> again_words = {"kevo", "sweep", o.file, "--db", o.db, "--out", o.out};
     if (!o.pack.empty()) again_words.insert(again_words.end(), {"--pack", o.pack});
+    if (!o.devices.empty()) again_words.insert(again_words.end(), {"--devices", o.devices});
     const std::string again = shell_command(again_words);
     auto aggregates = sweep_aggregates(o.db, summary->study_id);
     if (!aggregates) return fail(aggregates.error().message);
     if (o.json) {
         nlohmann::json doc = {{"study_id", summary->study_id}, {"name", study->name}, {"resumed", summary->resumed},
-                              {"interrupted", summary->interrupted}, {"cells", nlohmann::json::array()}};
+                              {"interrupted", summary->interrupted}, {"devices", summary->devices},
+                              {"devices_left", nlohmann::json::object()}, {"cells", nlohmann::json::array()}};
+        for (const auto& [device, why] : summary->devices_left) doc["devices_left"][std::to_string(device)] = why;
         for (const auto& c : summary->cells) doc["cells"].push_back(cell_json(c));
         doc["aggregates"] = study_aggregates_json(*aggregates);
         print_json(doc);
@@ -151,9 +170,13 @@ void setup_sweep(CLI::App& app, int& exit_code) {
     cmd->add_option("STUDY", o->file, "the study file (TOML; see docs/study.md)")->required();
     cmd->add_option("--db", o->db, "SQLite store for the study and its runs")->capture_default_str();
     cmd->add_option("--out", o->out, "folder for the runs' best kernels and the sweep's logs")->capture_default_str();
-    cmd->add_option("--concurrency", o->concurrency, "runs in flight (default: the study's, else 1 on a CPU device, 4 on a GPU)")
+    cmd->add_option("--concurrency", o->concurrency, "runs in flight on each device (default: the study's, else 1 on a CPU device, 4 on a GPU)")
         ->check(whole_range(1, 64));
     cmd->add_option("--pack", o->pack, "run only the study's tasks of this pack (sci, ml)");
+    cmd->add_option("--devices", o->devices,
+                    "spread the runs over these devices of the study's backend (\"0,1,3\" or \"all\"), the concurrency "
+                    "on each; a device that faults leaves the pool and its run is placed again elsewhere (default: the "
+                    "study's one device)");
     cmd->add_flag("--new", o->fresh, "start a fresh study even where an unfinished one of this name is in the store");
     cmd->add_flag("--dry-run", o->dry_run, "print the matrix and each cell's kevo run command; run nothing");
     add_json_option(*cmd, o->json);

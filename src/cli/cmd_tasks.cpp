@@ -34,7 +34,9 @@ nlohmann::json task_json(const TaskSpec& spec, const std::string& only_profile, 
         for (const auto& s : sizes) {
             nlohmann::json params = nlohmann::json::object();
             for (const auto& [name, value] : s.params) params[name] = value;
-            list.push_back({{"label", s.label}, {"heldout", s.heldout}, {"params", params}});
+            nlohmann::json size = {{"label", s.label}, {"heldout", s.heldout}, {"params", params}};
+            if (profile == kTraceProfile) size.update({{"weight", s.weight}, {"source", s.source}});
+            list.push_back(std::move(size));
         }
         profiles[profile] = {{"sizes", list}};
     }
@@ -95,7 +97,12 @@ int run(const TasksOptions& o) {
         doc["tasks"].push_back(task_json(spec, o.profile, *weights));
         std::vector<std::string> labels;
         if (spec.profiles.count(shown))
-            for (const auto& s : spec.profiles.at(shown)) labels.push_back(s.heldout ? "[" + s.label + "]" : s.label);
+            for (const auto& s : spec.profiles.at(shown)) {
+                std::string label = s.heldout ? "[" + s.label + "]" : s.label;
+                if (shown == kTraceProfile) label += fmt::format("*{:g}", s.weight);
+                labels.push_back(std::move(label));
+            }
+        if (!spec.profiles.count(shown)) labels.push_back("none (this task has no " + shown + " profile)");
         table.add_row({spec.name, spec.pack, spec.regime, spec.bound == Bound::bandwidth ? "bandwidth" : "compute"});
         details.push_back(wrap_words(fmt::format("{}", fmt::join(labels, " ")), kTextWidth, "  " + shown + " sizes: ", "    ") +
                           wrap_words(spec.model, kTextWidth, "  model: ", "    "));
@@ -106,6 +113,9 @@ int run(const TasksOptions& o) {
     }
     std::string text = doc["tasks"].empty() ? fmt::format("pack {} has no task in this build yet\n", o.pack)
                                             : interleave_rows(table.render(), details) + "(held-out sizes in [])\n";
+    if (shown == kTraceProfile && !doc["tasks"].empty())
+        text += "(trace: label*w, w the shape's production call count, 1 where the anchor gives none; S over the profile "
+                "is the w-weighted geometric mean; tasks/<task>/trace.toml names each shape's source)\n";
     // The weights of the pack listed, or of the file given.
     const std::string weighed = o.pack.empty() ? weights->given_pack : o.pack;
     if (!weighed.empty()) {
@@ -126,7 +136,7 @@ void setup_tasks(CLI::App& app, int& exit_code) {
     auto* cmd = app.add_subcommand("tasks", "the suite: name, pack, category, regime, sizes, held-out, model");
     auto o = std::make_shared<TasksOptions>();
     add_json_option(*cmd, o->json);
-    cmd->add_option("--profile", o->profile, "list this profile's sizes: small, paper (default) or large; with --json only its sizes")
+    cmd->add_option("--profile", o->profile, "list this profile's sizes: small, paper (default), large or trace (the ML pack's production shapes with their call-count weights); with --json only its sizes")
         ->check(CLI::IsMember(kProfileNames));
     cmd->add_option("--pack", o->pack, "list this pack's tasks (sci, ml) and its weights");
     cmd->add_option("--weights", o->weights, "check this weights file (docs/packs.md) against its pack and show it in place "

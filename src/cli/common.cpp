@@ -24,7 +24,7 @@ void add_device_options(CLI::App& cmd, DeviceOptions& options) {
 }
 
 void add_profile_option(CLI::App& cmd, std::string& profile) {
-    cmd.add_option("--profile", profile, "size profile: small, paper or large (default: small on a CPU, large on a GPU)")
+    cmd.add_option("--profile", profile, "size profile: small, paper, large, or trace (the ML pack: production shapes weighted by call count) (default: small on a CPU, large on a GPU)")
         ->check(CLI::IsMember(kProfileNames));
 }
 

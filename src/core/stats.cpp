@@ -34,4 +34,15 @@ double geometric_mean(const std::vector<double>& values) {
     return std::exp(log_sum / values.size());
 }
 
+double weighted_geometric_mean(const std::vector<double>& values, const std::vector<double>& weights) {
+    if (values.empty() || values.size() != weights.size()) return 0;
+    double log_sum = 0, weight_sum = 0;
+    for (size_t i = 0; i < values.size(); ++i) {
+        if (!(values[i] > 0)) return 0;
+        log_sum += weights[i] * std::log(values[i]);
+        weight_sum += weights[i];
+    }
+    return weight_sum > 0 ? std::exp(log_sum / weight_sum) : 0;
+}
+
 }  // namespace kevo

@@ -13,6 +13,16 @@ Expected<CaseRun> CaseRun::create(Device& device, DeviceCaseCache& cases, const 
     return CaseRun(device, std::move(c), std::move(*dc), std::move(launches));
 }
 
+Expected<CaseRun> CaseRun::create_copy(Device& device, DeviceChecksum& checksum, std::shared_ptr<const Case> c,
+                                       const BoundKernels& kernels) {
+    auto dc = DeviceCase::create(device, checksum, *c);
+    if (!dc) return dc.error();
+    auto launches = dc->launches(*c, kernels.handles, kernels.geometry);
+    return CaseRun(device, std::move(c), std::move(*dc), std::move(launches));
+}
+
+Expected<void> CaseRun::reset() { return dc_.reset(); }
+
 std::optional<Fault> CaseRun::run() {
     if (auto r = dc_.reset(); !r) return Fault{Verdict::runtime_error, r.error().message};
     if (auto r = device_->run(launches_); !r) return Fault{Verdict::runtime_error, r.error().message};

@@ -38,6 +38,11 @@ public:
     static Expected<CaseRun> create(Device& device, DeviceCaseCache& cases, const Task& task, const SizeSpec& size,
                                     uint64_t seed, Trial trial, std::shared_ptr<const Case> c, const BoundKernels& kernels);
 
+    // Another copy of the same case in buffers of its own (never cached): a replay runs several
+    // back to back, each from its own state, so that none reads what another wrote.
+    static Expected<CaseRun> create_copy(Device& device, DeviceChecksum& checksum, std::shared_ptr<const Case> c,
+                                         const BoundKernels& kernels);
+
     const Case& the_case() const { return *case_; }
     const std::vector<Launch>& launches() const { return launches_; }
     uint64_t device_bytes() const { return dc_.device_bytes(); }
@@ -46,6 +51,8 @@ public:
     std::optional<Fault> run();
     // The same as one timed run: restore, flush the cache (outside the window), time the launches.
     Expected<double> run_timed(CacheFlusher& flusher);
+    // Restores the state and poisons the outputs, as before every run (a replay resets each copy).
+    Expected<void> reset();
     // Guards intact, inputs unchanged, then the task's check of the outputs against `ref`. `check`
     // receives the check's result whenever the outputs were compared.
     std::optional<Fault> verify(const Task& task, const SizeSpec& size, const Reference& ref, CheckResult* check);

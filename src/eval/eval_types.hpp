@@ -112,6 +112,12 @@ struct SizeResult {
     // run, so that any kernel's time gives a rate the device reached in it (eval/ceiling_ratchet.hpp).
     std::string tensor_class;
     double tensor_flops = 0;
+    // The size's weight in the profile's score (SizeSpec::weight: a trace shape's call count).
+    double weight = 1;
+    // Launch-bound sizes of the trace profile are timed as `replays` copies of the case run back to
+    // back as one submission (a CUDA graph; OpenCL: every enqueue, one wait), `seconds` per copy;
+    // 0: timed one run at a time.
+    int replays = 0;
 };
 
 // Records a trial's check on the size and makes the binding trial's figures the size's own.
@@ -180,7 +186,7 @@ KEVO_JSON_FIELDS(TrialCheck, trial, kind, error, tolerance, worst_index, pass)
 KEVO_JSON_FIELDS(SizeResult, label, heldout, correct, error_kind, error, tolerance, worst_index, trials, diagnostics,
                  timed, seconds, seconds_min, seconds_max, cv, samples, noisy, achieved, unit, ceiling, ceiling_static,
                  ceiling_workload, fraction, work, implausible, sol_seconds, limiter, fraction_datasheet, ceiling_datasheet,
-                 tensor_class, tensor_flops)
+                 tensor_class, tensor_flops, weight, replays)
 KEVO_JSON_FIELDS(StageTimes, scan, compile, correctness, timing, total)
 KEVO_JSON_FIELDS(TensorCeilingUsed, kind, source, gflops)
 KEVO_JSON_FIELDS(CeilingsUsed, source, bandwidth_gbs, fp32_gflops, measured_at, stable, spread, datasheet, tensor,

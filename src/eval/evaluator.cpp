@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/interrupt.hpp"
 #include "eval/compile_stage.hpp"
@@ -14,8 +15,17 @@
 #include "task/registry.hpp"
 
 namespace kevo {
-
 namespace {
+
+std::string unknown_profile_text(const TaskSpec& spec, const std::string& profile) {
+    std::vector<std::string> names;
+    for (const auto& p : kProfileNames)
+        if (spec.profiles.count(p)) names.push_back(p);
+    const bool trace = profile == kTraceProfile;
+    return fmt::format("task {} has no profile '{}'; its profiles are {}{}", spec.name, profile, fmt::join(names, ", "),
+                       trace ? " (trace is the ML pack's: production shapes from tasks/<task>/trace.toml)" : "");
+}
+
 using Clock = std::chrono::steady_clock;
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
@@ -44,7 +54,7 @@ Expected<EvalResult> Evaluator::evaluate(const EvalRequest& request, bool compil
     auto task = make_task(request.task);
     if (!task) return task.error();
     if (!(*task)->spec().profiles.count(request.profile))
-        return make_error(fmt::format("unknown profile '{}'; expected small, paper or large", request.profile));
+        return make_error(unknown_profile_text((*task)->spec(), request.profile));
     auto info = client_.ensure_started();
     if (!info) return info.error();
 

@@ -131,6 +131,15 @@ Calibration datasheet_ceilings(const Datasheet& sheet) {
     return c;
 }
 
+double sol_seconds_of(Bound bound, const Case& c, const Calibration& ceilings) {
+    if (!c.flops_by_class.empty())
+        return ceilings.bandwidth_gbs > 0
+                   ? speed_of_light(c.flops_by_class, c.roofline_bytes, ceilings.bandwidth_gbs, ceilings).seconds
+                   : 0.0;
+    const double peak = bound == Bound::bandwidth ? ceilings.bandwidth_gbs : ceilings.fp32_gflops;
+    return peak > 0 ? c.work / (peak * 1e9) : 0.0;
+}
+
 void score_size(SizeResult& size, Bound bound, const Case& c, const Calibration& ceilings, RooflineMode mode) {
     if (c.flops_by_class.empty()) score_by_bound(size, bound, c.working_set_bytes, ceilings, mode);
     else score_multi_class(size, c, ceilings, mode);
@@ -139,14 +148,15 @@ void score_size(SizeResult& size, Bound bound, const Case& c, const Calibration&
 }
 
 std::optional<double> datasheet_score(const EvalResult& r) {
-    std::vector<double> fractions;
+    std::vector<double> fractions, weights;
     for (const auto& s : r.sizes) {
         if (s.heldout) continue;
         if (!s.timed || !(s.fraction_datasheet > 0)) return std::nullopt;
         fractions.push_back(s.fraction_datasheet);
+        weights.push_back(s.weight);
     }
     if (fractions.empty()) return std::nullopt;
-    return geometric_mean(fractions);
+    return weighted_geometric_mean(fractions, weights);
 }
 
 std::optional<double> datasheet_heldout_fraction(const EvalResult& r) {

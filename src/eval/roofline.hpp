@@ -46,6 +46,11 @@ struct SpeedOfLight {
 SpeedOfLight speed_of_light(const std::map<ComputeClass, double>& flops, double bytes, double bandwidth_gbs,
                             const Calibration& ceilings);
 
+// The speed-of-light time of one run of `c` against the static ceilings: the multi-class bound
+// when the case declares flops_by_class, else its work at the bandwidth or FP32 ceiling by `bound`.
+// 0 when the ceiling is unknown. The same for every candidate, so it decides how a size is timed.
+double sol_seconds_of(Bound bound, const Case& c, const Calibration& ceilings);
+
 // Fills a timed size's achieved rate, both ceilings and the fraction of the one in force: by the
 // task's Bound, or on the multi-class roofline when the case declares flops_by_class (then also
 // sol_seconds and limiter; achieved and ceiling are in the limiter's unit, ceiling = achieved /

@@ -14,6 +14,7 @@
 #include "eval/signature_check.hpp"
 #include "eval/device_lease.hpp"
 #include "eval/host_memory.hpp"
+#include "eval/replay_timing.hpp"
 #include "eval/timing.hpp"
 #include "task/registry.hpp"
 
@@ -308,11 +309,26 @@ std::optional<Runner::Stop> Runner::time_size(const Task& task, CheckedSize& k, 
         rebuilt.emplace(std::move(*built));
     }
     CaseRun& run = k.run ? *k.run : *rebuilt;
+    auto in_force = ceilings_.current();
+    // A launch-bound trace shape: several copies replayed as one submission (replay_timing.hpp).
+    ReplaySet replay(device_, run);
+    const double sol = in_force ? sol_seconds_of(task.spec().bound, *k.shape, **in_force) : 0.0;
+    if (const int copies = replay_copies(request.profile, sol, run.device_bytes()); copies > 0) {
+        stage(Stage::check, k.size->label, "replay copies");
+        if (auto fault = replay.add_copies(copies, device_cases_.checksum(), kernels, task, *k.size, *k.ref))
+            return fail(*fault);
+        if (replay.copies() >= 2) sr.replays = replay.copies();
+    }
     const TimingPolicy policy{request.warmup, request.repeat, std::max(request.max_repeat, request.repeat),
                               request.noise_cv};
-    auto before_run = [&] { stage(Stage::timed_run, k.size->label, nullptr, run.launches().size()); };
+    const size_t launches = sr.replays ? replay.launches_per_replay() : run.launches().size();
+    auto before_run = [&] { stage(Stage::timed_run, k.size->label, nullptr, launches); };
+    auto time_it = [&] {
+        if (sr.replays) return time_samples([&] { return replay.run_timed(flusher_); }, policy, before_run);
+        return time_case(run, flusher_, policy, before_run);
+    };
     stage(Stage::timing, k.size->label);
-    auto timed = time_case(run, flusher_, policy, before_run);
+    auto timed = time_it();
     if (!timed) return fail({Verdict::runtime_error, timed.error().message});
     auto fill = [&](const Timed& t) {
         sr.timed = true;
@@ -326,19 +342,19 @@ std::optional<Runner::Stop> Runner::time_size(const Task& task, CheckedSize& k, 
     };
     fill(*timed);
     // Faster than the device can go at this working set: measure once more before believing it.
-    auto in_force = ceilings_.current();
     if (in_force) {
         score_size(sr, task.spec().bound, *k.shape, **in_force, request.roofline);
         if (beyond_physical(sr)) {
-            auto again = time_case(run, flusher_, policy, before_run);
+            auto again = time_it();
             if (!again) return fail({Verdict::runtime_error, again.error().message});
             fill(*again);
         }
     }
     // The last timed run's output must still be right: catches kernels that skip work when called
-    // again or cache results across calls.
+    // again or cache results across calls (every copy of a replay).
     stage(Stage::check, k.size->label, "timed");
-    if (auto fault = run.recheck(task, *k.size, *k.ref)) return fail(*fault);
+    if (auto fault = sr.replays ? replay.recheck(task, *k.size, *k.ref) : run.recheck(task, *k.size, *k.ref))
+        return fail(*fault);
     if (sr.noisy)
         sr.diagnostics = fmt::format("noisy: cv {:.0f}% over {} timed runs (median {:.3g} s, min {:.3g} s, max {:.3g} s)",
                                      100 * sr.cv, sr.samples, sr.seconds, sr.seconds_min, sr.seconds_max);
@@ -381,12 +397,17 @@ void Runner::score(const Task& task, const std::vector<CheckedSize>& kept, const
     result.ceiling_source = result.ceilings.source;
     const auto warnings = ceilings_.warnings();
     result.warnings.insert(result.warnings.end(), warnings.begin(), warnings.end());
-    std::vector<double> fractions;
+    // Weighted by each size's weight: a trace shape's call count (1 at every size of the other profiles).
+    std::vector<double> fractions, weights;
     for (const auto& sr : result.sizes) {
-        if (sr.heldout) result.heldout_fraction = sr.fraction;
-        else fractions.push_back(sr.fraction);
+        if (sr.heldout) {
+            result.heldout_fraction = sr.fraction;
+        } else {
+            fractions.push_back(sr.fraction);
+            weights.push_back(sr.weight);
+        }
     }
-    if (!fractions.empty()) result.score = geometric_mean(fractions);
+    if (!fractions.empty()) result.score = weighted_geometric_mean(fractions, weights);
 }
 
 std::optional<DeviceLease> Runner::take_lease(EvalResult& result) {
@@ -495,6 +516,7 @@ Expected<EvalResult> Runner::evaluate_cascade(const EvalRequest& request) {
         SizeResult sr;
         sr.label = size->label;
         sr.heldout = size->heldout;
+        sr.weight = size->weight;
         auto stop = check_size(task, *size, request, kernels, sr, kept);
         if (environment_fault_) return make_error(environment_fault_->message);
         result.sizes.push_back(sr);

@@ -8,10 +8,15 @@ namespace kevo {
 
 Expected<Timed> time_case(CaseRun& run, CacheFlusher& flusher, const TimingPolicy& policy,
                           const std::function<void()>& before_run) {
+    return time_samples([&] { return run.run_timed(flusher); }, policy, before_run);
+}
+
+Expected<Timed> time_samples(const std::function<Expected<double>()>& timed_run, const TimingPolicy& policy,
+                             const std::function<void()>& before_run) {
     auto timed_runs = [&](int count, std::vector<double>* samples) -> Expected<void> {
         for (int r = 0; r < count; ++r) {
             if (before_run) before_run();
-            auto t = run.run_timed(flusher);
+            auto t = timed_run();
             if (!t) return t.error();
             if (samples) samples->push_back(*t);
         }

@@ -28,6 +28,10 @@ struct Timed {
     int rounds = 0;
 };
 
+// The policy over any timed run: `timed_run` returns one sample in seconds.
+Expected<Timed> time_samples(const std::function<Expected<double>()>& timed_run, const TimingPolicy& policy,
+                             const std::function<void()>& before_run);
+
 // `before_run` is called before every timed run (the worker reports a stage for the deadlines).
 Expected<Timed> time_case(CaseRun& run, CacheFlusher& flusher, const TimingPolicy& policy,
                           const std::function<void()>& before_run);

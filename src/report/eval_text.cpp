@@ -2,11 +2,13 @@
 #include "report/eval_text.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "core/text_table.hpp"
+#include "eval/replay_timing.hpp"
 
 namespace kevo {
 
@@ -54,6 +56,18 @@ std::string roofline_footer(const EvalResult& r) {
            "below the streaming bandwidth); static " + ceilings_text(r.ceilings);
 }
 
+// Which sizes were timed as replays, and how (replay_timing.hpp).
+std::optional<std::string> replay_text(const EvalResult& r) {
+    std::vector<std::string> sizes;
+    for (const auto& s : r.sizes)
+        if (s.replays > 0) sizes.push_back(fmt::format("{} x{}", s.label, s.replays));
+    if (sizes.empty()) return std::nullopt;
+    return fmt::format("launch-bound sizes (speed of light under {:g} us) timed as copies of the case replayed back to back "
+                       "{}, time per copy: {}",
+                       kLaunchBoundSeconds * 1e6, r.backend == "cuda" ? "as one CUDA graph" : "(every enqueue, one wait)",
+                       fmt::join(sizes, ", "));
+}
+
 }  // namespace
 
 std::string render_eval_text(const EvalResult& r) {
@@ -71,8 +85,12 @@ std::string render_eval_text(const EvalResult& r) {
         TextTable table({{"size"}, {"correct"}, {"error", A::right}, {"tolerance", A::right}, {"median", A::right},
                          {"min", A::right}, {"max", A::right}, {"cv", A::right}, {"achieved", A::right},
                          {"ceiling", A::right}, {"fraction", A::right}, {""}});
+        // A trace profile's sizes carry their call counts, which weight S.
+        const bool weighted = std::any_of(r.sizes.begin(), r.sizes.end(), [](const SizeResult& s) { return s.weight != 1; });
         for (const auto& s : r.sizes) {
-            std::vector<std::string> row = {s.heldout ? s.label + " (held-out)" : s.label, s.correct ? "yes" : "NO",
+            std::string label = s.heldout ? s.label + " (held-out)" : s.label;
+            if (weighted) label += fmt::format(" [w {:g}]", s.weight);
+            std::vector<std::string> row = {label, s.correct ? "yes" : "NO",
                                             fmt::format("{:.2e}", s.error), fmt::format("{:.2e}", s.tolerance)};
             if (s.timed)
                 for (auto cell : {seconds_text(s.seconds), seconds_text(s.seconds_min), seconds_text(s.seconds_max),
@@ -89,6 +107,8 @@ std::string render_eval_text(const EvalResult& r) {
             if (s.timed && s.limiter != Limiter::none)
                 out += fmt::format("speed of light: size {} {} (bound by {}), fraction = that / the median\n", s.label,
                                    seconds_text(s.sol_seconds), limiter_text(s.limiter));
+        if (weighted) out += "S weights each size by [w]: its production call count (trace profile; 1 where none is known)\n";
+        if (auto replayed = replay_text(r)) out += *replayed + "\n";
     }
     for (const auto& k : r.resources)
         out += fmt::format("resources: {} registers={} shared={} B{} local={} B max_threads={} block={} per_thread={}\n",

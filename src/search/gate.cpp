@@ -56,7 +56,8 @@ std::optional<SpeedFigure> speed_figure(const std::vector<const EvalResult*>& se
     if (labels.empty()) return std::nullopt;
 
     SpeedFigure f;
-    std::vector<double> ratios, fractions, seed_fractions, seconds, seed_seconds;
+    // Every mean below weights a size by its weight (a trace shape's call count; 1 elsewhere).
+    std::vector<double> ratios, fractions, seed_fractions, seconds, seed_seconds, weights;
     for (const auto& label : labels) {
         const Sample s = median_sample(seed, label), c = median_sample(candidate, label);
         if (!s.size || !c.size) return std::nullopt;
@@ -69,28 +70,30 @@ std::optional<SpeedFigure> speed_figure(const std::vector<const EvalResult*>& se
         seed_fractions.push_back(s.size->fraction);
         seconds.push_back(c.size->seconds);
         seed_seconds.push_back(s.size->seconds);
+        weights.push_back(c.size->weight);
     }
     // Round by round: the paired log-ratio and its standard error from within the two evaluations.
     std::vector<double> logs, sigmas;
     for (size_t r = 0; r < candidate.size(); ++r) {
-        double log_sum = 0, a = 0, b = 0;
+        double log_sum = 0, weight_sum = 0, a = 0, b = 0;
         for (const auto& label : labels) {
             const SizeResult *s = find_size(*seed[r], label), *c = find_size(*candidate[r], label);
             if (!s || !c || s->seconds <= 0 || c->seconds <= 0) return std::nullopt;
-            log_sum += std::log(s->seconds / c->seconds);
+            log_sum += c->weight * std::log(s->seconds / c->seconds);
+            weight_sum += c->weight;
             a = std::max(a, median_spread(*s));
             b = std::max(b, median_spread(*c));
         }
-        logs.push_back(log_sum / labels.size());
+        logs.push_back(log_sum / weight_sum);
         sigmas.push_back(std::sqrt(a * a + b * b));
     }
-    f.speedup = geometric_mean(ratios);
+    f.speedup = weighted_geometric_mean(ratios, weights);
     f.spread_log = paired_estimate(logs, sigmas).spread_log;
     f.spread = std::expm1(f.spread_log);
-    f.fraction = geometric_mean(fractions);
-    f.seed_fraction = geometric_mean(seed_fractions);
-    f.seconds = geometric_mean(seconds);
-    f.seed_seconds = geometric_mean(seed_seconds);
+    f.fraction = weighted_geometric_mean(fractions, weights);
+    f.seed_fraction = weighted_geometric_mean(seed_fractions, weights);
+    f.seconds = weighted_geometric_mean(seconds, weights);
+    f.seed_seconds = weighted_geometric_mean(seed_seconds, weights);
     return f;
 }
 

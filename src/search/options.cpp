@@ -37,7 +37,9 @@ std::vector<RunOption> run_options() {
         {.name = "device", .flag = "--device", .type = T::integer, .fallback = 0, .lo = 0, .hi = int_max,
          .help = "device index within the backend", .stored_as = "device"},
         {.name = "profile", .flag = "--profile", .type = T::word, .words = kProfileNames,
-         .help = "size profile: small, paper or large (default: small on a CPU, large on a GPU)", .stored_as = "profile"},
+         .help = "size profile: small, paper, large, or trace (the ML pack: production shapes weighted by call count) "
+                 "(default: small on a CPU, large on a GPU)",
+         .stored_as = "profile"},
         {.name = "proposer", .flag = "--proposer", .type = T::word, .fallback = "tune", .words = proposer_names(),
          .help = proposer_help(), .stored_as = "proposer"},
         // A name the strategy registry checks (its message lists the strategies: make_strategy).

@@ -89,7 +89,8 @@ std::string start_kernel(const Study& study, const std::string& task) {
 std::vector<std::string> run_arguments(const Study& study, const StudyCell& cell, const CellTarget& target) {
     const StudyModel& model = cell_model(study, cell);
     std::vector<std::string> args = {cell.task, "--run-id", target.run_id, "--db", target.db, "--out", target.out_dir,
-                                     "--backend", study.backend, "--device", std::to_string(study.device),
+                                     "--backend", study.backend,
+                                     "--device", std::to_string(target.device >= 0 ? target.device : study.device),
                                      "--proposer", model.proposer, "--strategy", cell.strategy,
                                      "--seed", std::to_string(cell.seed),
                                      "--iterations", std::to_string(study.budget.iterations)};
@@ -102,7 +103,8 @@ std::vector<std::string> run_arguments(const Study& study, const StudyCell& cell
     add_options(args, study.run_options, cell);
     add_options(args, model.options, cell);
     if (!target.ceilings_file.empty()) args.insert(args.end(), {"--ceilings", target.ceilings_file});
-    const nlohmann::json tag = {{"study_id", target.study_id}, {"cell", cell.key}, {"model", model.name}};
+    nlohmann::json tag = {{"study_id", target.study_id}, {"cell", cell.key}, {"model", model.name}};
+    if (!target.replaces.empty()) tag.update({{"replaces", target.replaces}, {"replaced_because", target.replaced_because}});
     args.insert(args.end(), {"--study", tag.dump()});
     return args;
 }

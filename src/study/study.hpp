@@ -65,6 +65,9 @@ std::string start_kernel(const Study& study, const std::string& task);
 struct CellTarget {
     std::string db, out_dir, study_id, run_id;
     std::string ceilings_file;  // the study's pinned ceilings (empty: the run pins the device's own)
+    int device = -1;            // the device of a sweep's pool the run is placed on; -1: the study's
+    // A run started in place of another whose device faulted: that run's id and why (in the study tag).
+    std::string replaces = {}, replaced_because = {};
 };
 // `kevo run`'s arguments (after "run") for a fresh run of the cell, tagged with its study.
 std::vector<std::string> run_arguments(const Study& study, const StudyCell& cell, const CellTarget& target);

@@ -269,6 +269,7 @@ private:
         if (!concurrency) return concurrency.error();
         study_.concurrency = static_cast<int>(concurrency->value_or(0));
         if (auto t = read_tasks(r); !t) return t;
+        if (auto t = tasks_have_profile(r); !t) return t;
         auto strategies = r.strings("strategies");
         if (!strategies) return strategies.error();
         study_.strategies = strategies->value_or(std::vector<std::string>{"one-plus-one"});
@@ -303,6 +304,21 @@ private:
                                               fmt::join(known, ", ")));
         study_.tasks = **tasks;
         return {};
+    }
+
+    // A profile some tasks lack (trace: the ML pack's alone) would fail each of their cells.
+    Expected<void> tasks_have_profile(TableReader& r) const {
+        if (study_.profile.empty()) return {};
+        std::vector<std::string> without;
+        for (const auto& t : study_.tasks) {
+            auto task = make_task(t);
+            if (!task) return task.error();
+            if (!(*task)->spec().profiles.count(study_.profile)) without.push_back(t);
+        }
+        if (without.empty()) return {};
+        return make_error(fmt::format("{}: {} profile \"{}\": {} {} no such profile (trace is the ML pack's: pack = \"ml\")",
+                                      path_, r.where(), study_.profile, fmt::join(without, ", "),
+                                      without.size() == 1 ? "has" : "have"));
     }
 
     Expected<void> read_seeds(TableReader& r) {

@@ -6,10 +6,13 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
 #include <thread>
+#include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "backend/registry.hpp"
 #include "core/clock.hpp"
@@ -21,6 +24,7 @@
 #include "report/run_figures.hpp"
 #include "store/run_lock.hpp"
 #include "study/child_process.hpp"
+#include "study/device_pool.hpp"
 
 namespace kevo {
 namespace {
@@ -78,6 +82,11 @@ public:
         auto concurrency = study_.concurrency > 0 ? Expected<int>(study_.concurrency) : default_concurrency(study_);
         if (!concurrency) return concurrency.error();
         summary_.concurrency = *concurrency;
+        auto backend = resolve_backend_name(study_.backend);
+        if (!backend) return backend.error();
+        backend_ = *backend;
+        summary_.devices = options_.devices.empty() ? std::vector<int>{study_.device} : options_.devices;
+        pool_ = DevicePool(summary_.devices, summary_.concurrency);
         if (auto r = open_study(); !r) return r.error();
         auto lock = RunLock::acquire(store_.path(), summary_.study_id);
         if (!lock)
@@ -95,9 +104,20 @@ private:
     std::vector<StudyCell> cells_;
     SweepSummary summary_;
     fs::path log_dir_;
-    std::vector<std::pair<size_t, ChildProcess>> active_;
+    struct Active {
+        size_t cell;
+        int device;
+        ChildProcess child;
+    };
+    std::vector<Active> active_;
     std::vector<bool> recorded_;  // the cell's row names its run (which must exist first: a foreign key)
-    std::string ceilings_file_;   // the study's pinned ceilings, passed to every new cell's run
+    std::string backend_;
+    DevicePool pool_{{}, 1};
+    // The study's pinned ceilings per device of the pool (one file per device model), passed to
+    // every new cell's run on that device.
+    std::map<int, std::string> ceilings_files_;
+    // A cell placed again after its device faulted: the run it replaces and why.
+    std::map<size_t, std::pair<std::string, std::string>> replacing_;
 
     void say(const std::string& line) const {
         if (options_.say) options_.say(line);
@@ -174,35 +194,54 @@ private:
         return {};
     }
 
-    // The study's ceilings, fixed once for all its cells: those an earlier run of the study pinned
-    // (a resumed sweep), else the device's calibration now. Written beside the logs for the children.
+    // The study's ceilings, fixed once per device model for all its cells: those an earlier run of the
+    // study on that model pinned (a resumed sweep), else that model's first device's calibration now.
+    // Written beside the logs for the children.
     Expected<void> pin_ceilings() {
-        nlohmann::json pinned;
+        auto backend = make_backend(backend_);
+        const auto infos = backend->probe();
+        std::map<std::string, std::string> by_model;  // device name -> its file
+        for (int device : summary_.devices) {
+            if (device < 0 || device >= static_cast<int>(infos.size()))
+                return make_error(fmt::format("device {} is out of range: backend {} has {} device(s)", device, backend_,
+                                              infos.size()));
+            const std::string& model = infos[static_cast<size_t>(device)].name;
+            if (auto known = by_model.find(model); known != by_model.end()) {
+                ceilings_files_[device] = known->second;
+                continue;
+            }
+            auto pinned = pinned_ceilings(model, device);
+            if (!pinned) return pinned.error();
+            auto calibration = calibration_from_json(*pinned);
+            if (!calibration) return make_error("the study's pinned ceilings cannot be read: " + calibration.error().message);
+            const std::string file =
+                (log_dir_ / (by_model.empty() ? std::string("ceilings.json") : fmt::format("ceilings-{}.json", by_model.size())))
+                    .string();
+            if (auto w = write_file_atomic(file, pinned->dump(1) + "\n"); !w) return w.error();
+            say(fmt::format("the study's ceilings on {}: {:.1f} GB/s, {:.1f} GFLOP/s (measured {})", model,
+                            calibration->bandwidth_gbs, calibration->fp32_gflops, calibration->measured_at));
+            by_model[model] = file;
+            ceilings_files_[device] = file;
+        }
+        return {};
+    }
+
+    // The ceilings an earlier run of the study pinned on a device of this model, else the device's own.
+    Expected<nlohmann::json> pinned_ceilings(const std::string& model, int device) {
         for (const auto& p : summary_.cells) {
             auto run = store_.load_run(p.run_id);
             if (!run) continue;
-            pinned = run->settings.value("ceilings", nlohmann::json());
-            if (!pinned.is_null()) break;
+            const auto pinned = run->settings.value("ceilings", nlohmann::json());
+            if (pinned.is_object() && pinned.value("device_name", std::string()) == model) return pinned;
         }
-        if (pinned.is_null()) {
-            auto backend = resolve_backend_name(study_.backend);
-            if (!backend) return backend.error();
-            EvaluatorOptions eo;
-            eo.backend = *backend;
-            eo.device = study_.device;
-            eo.worker_executable = options_.executable;
-            auto evaluator = make_evaluator(eo);
-            auto measured = evaluator->ceilings();
-            if (!measured) return make_error("the study's ceilings: " + measured.error().message);
-            pinned = to_json(*measured);
-        }
-        auto calibration = calibration_from_json(pinned);
-        if (!calibration) return make_error("the study's pinned ceilings cannot be read: " + calibration.error().message);
-        ceilings_file_ = (log_dir_ / "ceilings.json").string();
-        if (auto w = write_file_atomic(ceilings_file_, pinned.dump(1) + "\n"); !w) return w.error();
-        say(fmt::format("ceilings for every cell: {:.1f} GB/s, {:.1f} GFLOP/s on {} (measured {})", calibration->bandwidth_gbs,
-                        calibration->fp32_gflops, calibration->device_name, calibration->measured_at));
-        return {};
+        EvaluatorOptions eo;
+        eo.backend = backend_;
+        eo.device = device;
+        eo.worker_executable = options_.executable;
+        auto evaluator = make_evaluator(eo);
+        auto measured = evaluator->ceilings();
+        if (!measured) return make_error("the study's ceilings: " + measured.error().message);
+        return nlohmann::json(to_json(*measured));
     }
 
     // The run's state as stored: its status, iterations, scores, spending; the cell's row names the
@@ -218,6 +257,7 @@ private:
             recorded_[i] = true;
         }
         p.status = status_of(run->status);
+        p.device = run->settings.value("device", p.device);
         p.iterations_done = run->iterations_done;
         p.seed_score = run->seed_score;
         p.best_score = run->best_score;
@@ -260,16 +300,19 @@ private:
         return {{"KEVO_API_KEY", std::getenv(name.c_str())}};
     }
 
-    // The cell's run, fresh or resumed.
-    Expected<void> start(size_t i) {
+    // The cell's run on `device`, fresh or resumed.
+    Expected<void> start(size_t i, int device) {
         CellProgress& p = summary_.cells[i];
         const StudyCell& cell = cells_[i];
         std::vector<std::string> args;
         if (store_.load_run(p.run_id)) {
             args = {"run", "--resume", p.run_id, "--db", store_.path()};
         } else {
-            args = run_arguments(study_, cell,
-                                 CellTarget{store_.path(), options_.out_dir, summary_.study_id, p.run_id, ceilings_file_});
+            CellTarget target{store_.path(), options_.out_dir, summary_.study_id, p.run_id, ceilings_files_.at(device)};
+            target.device = device;
+            if (auto r = replacing_.find(i); r != replacing_.end())
+                std::tie(target.replaces, target.replaced_because) = r->second;
+            args = run_arguments(study_, cell, target);
             args.insert(args.begin(), "run");
         }
         const std::string exe = options_.executable.empty() ? self_executable() : options_.executable;
@@ -278,8 +321,80 @@ private:
         if (!child) return child.error();
         p.status = CellStatus::running;
         p.note.clear();
-        active_.emplace_back(i, std::move(*child));
+        p.device = device;
+        active_.push_back({i, device, std::move(*child)});
         return {};
+    }
+
+    // Whether a device still works after a run on it failed: a fresh worker opens it (a run fails
+    // only for kevo's or the device's reasons; a candidate's faults are verdicts).
+    Expected<void> device_health(int device) const {
+        EvaluatorOptions eo;
+        eo.backend = backend_;
+        eo.device = device;
+        eo.worker_executable = options_.executable;
+        auto info = make_evaluator(eo)->device();
+        if (!info) return info.error();
+        return {};
+    }
+
+    enum class Placement { started, waits, failed };
+
+    // A cell's run goes to a free device of the pool: a resumed one to the device it was measured on
+    // (its iterations were timed there), a new one to the least busy.
+    Placement place(size_t i) {
+        CellProgress& p = summary_.cells[i];
+        if (auto run = store_.load_run(p.run_id)) {
+            const int device = run->settings.value("device", study_.device);
+            if (pool_.acquire(device)) return started(i, device);
+            if (pool_.contains(device)) return Placement::waits;
+            if (!pool_.removed().count(device)) {
+                p.status = CellStatus::failed;
+                p.note = fmt::format("its run {} was measured on device {}, which --devices leaves out; give that device "
+                                     "to continue it", p.run_id, device);
+                return Placement::failed;
+            }
+            replace(i, device);
+        }
+        auto device = pool_.acquire();
+        return device ? started(i, *device) : Placement::waits;
+    }
+
+    Placement started(size_t i, int device) {
+        if (auto r = start(i, device); !r) {
+            pool_.release(device);
+            summary_.cells[i].status = CellStatus::failed;
+            summary_.cells[i].note = r.error().message;
+            return Placement::failed;
+        }
+        return Placement::started;
+    }
+
+    // The cell starts again as a new run (the next free id after its own), which names the run it
+    // replaces; that run stays in the store as it ended.
+    void replace(size_t i, int device) {
+        CellProgress& p = summary_.cells[i];
+        const std::string old = p.run_id;
+        const std::string base = run_id_for(i);
+        for (int n = 2;; ++n) {
+            p.run_id = fmt::format("{}-{}", base, n);
+            if (!store_.load_run(p.run_id)) break;
+        }
+        recorded_[i] = false;
+        replacing_[i] = {old, fmt::format("device {} faulted and left the pool: {}", device, pool_.removed().at(device))};
+        say(fmt::format("cell {}: run {} replaced by {} ({})", p.cell.key, old, p.run_id, replacing_[i].second));
+    }
+
+    // After a failed run, the device is checked; one that no longer works leaves the pool and the
+    // cell goes back to the queue, to be placed elsewhere.
+    bool device_faulted(size_t i, int device) {
+        if (summary_.cells[i].status != CellStatus::failed) return false;
+        auto healthy = device_health(device);
+        if (healthy) return false;
+        pool_.remove(device, healthy.error().message);
+        summary_.devices_left[device] = healthy.error().message;
+        say(fmt::format("device {} left the pool: {}", device, healthy.error().message));
+        return true;
     }
 
     // A child ended: the store says how its run ended; a child that never got its run going says so in its log.
@@ -320,37 +435,45 @@ private:
             say(fmt::format("continuing study {} ({}): {} of {} cells finished or running elsewhere, {} to run",
                             study_.name, summary_.study_id, done, cells_.size(), todo.size()));
         else
-            say(fmt::format("study {} ({}): {} cells, {} at a time", study_.name, summary_.study_id, cells_.size(),
-                            summary_.concurrency));
+            say(fmt::format("study {} ({}): {} cells, {} at a time{}", study_.name, summary_.study_id, cells_.size(),
+                            summary_.concurrency,
+                            summary_.devices.size() > 1
+                                ? fmt::format(" on each of devices {}", fmt::join(summary_.devices, ", "))
+                                : std::string()));
         std::vector<CellProgress> shown;
         report(shown);
-        size_t next = 0;
+        std::deque<size_t> pending(todo.begin(), todo.end());
         bool forwarded = false;
         auto last_refresh = Clock::now();
-        while (next < todo.size() || !active_.empty()) {
+        while (!pending.empty() || !active_.empty()) {
             if (interrupt_requested() && !forwarded) {
-                for (auto& [i, child] : active_) child.signal(SIGINT);  // each winds down, resumable
+                for (auto& a : active_) a.child.signal(SIGINT);  // each winds down, resumable
                 forwarded = true;
             }
-            while (!interrupt_requested() && next < todo.size() && static_cast<int>(active_.size()) < summary_.concurrency) {
-                if (auto r = start(todo[next++]); !r) {
-                    summary_.cells[todo[next - 1]].status = CellStatus::failed;
-                    summary_.cells[todo[next - 1]].note = r.error().message;
+            if (pool_.empty()) {
+                for (size_t i : pending) {
+                    summary_.cells[i].status = CellStatus::failed;
+                    summary_.cells[i].note = "no device is left in the pool";
                 }
+                pending.clear();
             }
+            for (auto it = pending.begin(); !interrupt_requested() && it != pending.end();)
+                it = place(*it) == Placement::waits ? std::next(it) : pending.erase(it);
             if (interrupt_requested() && active_.empty()) break;
             for (auto it = active_.begin(); it != active_.end();) {
-                if (auto status = it->second.poll()) {
-                    ended(it->first, *status);
+                if (auto status = it->child.poll()) {
+                    ended(it->cell, *status);
+                    pool_.release(it->device);
+                    if (device_faulted(it->cell, it->device)) pending.push_back(it->cell);
                     it = active_.erase(it);
                 } else {
                     ++it;
                 }
             }
             if (Clock::now() - last_refresh >= kRefreshInterval) {
-                for (auto& [i, child] : active_) {
-                    if (auto r = refresh(i); !r) say(fmt::format("cell {}: {}", cells_[i].key, r.error().message));
-                    summary_.cells[i].status = CellStatus::running;  // its child lives, whatever the store says yet
+                for (auto& a : active_) {
+                    if (auto r = refresh(a.cell); !r) say(fmt::format("cell {}: {}", cells_[a.cell].key, r.error().message));
+                    summary_.cells[a.cell].status = CellStatus::running;  // its child lives, whatever the store says yet
                 }
                 last_refresh = Clock::now();
             }

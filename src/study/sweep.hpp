@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -33,6 +34,7 @@ struct CellProgress {
     double cost_usd = 0;
     int64_t tokens = 0;
     std::string note;  // the outcome, or why it failed
+    int device = -1;   // where its run is (or was last) placed
     bool operator==(const CellProgress&) const = default;
 };
 
@@ -43,6 +45,9 @@ struct SweepOptions {
     std::string out_dir = "kevo-runs";
     bool fresh = false;            // --new: a new study even where an unfinished one of that name exists
     std::string executable;        // the kevo binary (empty: this one)
+    // The device pool (--devices): the study's runs spread over these devices of its backend, the
+    // study's concurrency on each; empty: the study's one device.
+    std::vector<int> devices;
     std::function<void(const std::string&)> say;                       // notices
     std::function<void(const std::vector<CellProgress>&)> on_progress;  // after every change
 };
@@ -51,7 +56,9 @@ struct SweepSummary {
     std::string study_id;
     bool resumed = false;
     bool interrupted = false;
-    int concurrency = 0;
+    int concurrency = 0;           // per device
+    std::vector<int> devices;      // the pool at the start
+    std::map<int, std::string> devices_left;  // devices that faulted and left the pool, with why
     std::vector<CellProgress> cells;
     int count(CellStatus status) const;
 };

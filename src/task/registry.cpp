@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "task/trace_profile.hpp"
+
 namespace kevo {
 
 const char* trial_name(Trial trial) { return trial == Trial::nominal ? "nominal" : "outlier"; }
@@ -64,7 +66,7 @@ std::vector<std::string> tasks_shipping(std::string_view file) {
 
 Expected<std::unique_ptr<Task>> make_task(const std::string& name) {
     for (const auto& entry : task_entries())
-        if (entry.name == name) return entry.make();
+        if (entry.name == name) return with_trace_profile(entry.make());
     return make_error(fmt::format("unknown task '{}'; the suite has: {}", name, fmt::join(task_names(), ", ")));
 }
 

@@ -26,6 +26,11 @@ struct SizeSpec {
     // device, not from the CPU (for sizes where the CPU would take too long). The seed itself is
     // checked against the CPU reference at every size that does not set this.
     bool device_reference = false;
+    // The trace profile's weight of this shape: its production call count (1 where the anchor gives
+    // none, and at every size of the other profiles); scores over a profile weight their sizes by it.
+    double weight = 1;
+    // Where a trace shape comes from ("atrex silu_and_mul #23: vLLM TP4, ..."); empty elsewhere.
+    std::string source = {};  // (initialised, so that the tasks' {label, heldout, params} stay warning-free)
 
     int64_t param(const std::string& name) const;  // asserts the name exists
 };
@@ -45,8 +50,11 @@ inline std::string signature_text(const KernelSpec& kernel, Language language) {
     return kernel.params.empty() ? std::string() : render_signature(language, kernel.name, kernel.params);
 }
 
-// Every task has these three size profiles, smallest first (the one list the CLI and study files check against).
-inline const std::vector<std::string> kProfileNames = {"small", "paper", "large"};
+// Every task has the first three size profiles, smallest first; the ML pack's tasks also have
+// `trace` (production shapes weighted by call count, from tasks/<name>/trace.toml). The one list
+// the CLI and study files check against; a task lacking the profile asked for says so.
+inline const std::vector<std::string> kProfileNames = {"small", "paper", "large", "trace"};
+inline const std::string kTraceProfile = "trace";
 
 struct TaskSpec {
     std::string name;
@@ -61,7 +69,7 @@ struct TaskSpec {
     // (src/bench/peers.cpp: "cufft_c2c", "cublas_saxpy", "vectorised_axpy", "cublaslt_bf16", ...).
     std::vector<std::string> peers;
     std::vector<KernelSpec> kernels;
-    std::map<std::string, std::vector<SizeSpec>> profiles;  // "small" | "paper" | "large"
+    std::map<std::string, std::vector<SizeSpec>> profiles;  // "small" | "paper" | "large" [| "trace"]
 };
 
 enum class Trial { nominal, outlier };

@@ -67,7 +67,7 @@ Shape shape_of(const SizeSpec& size) {
 
 // Distinct slots outside the null block for the mapped tokens, -1 for the others. Every trial holds
 // what a kernel can get wrong alone: a padding token in the middle of the batch with mapped tokens
-// after it (token T/2), the cache's last slot mapped (by the first mapped token), and in the
+// after it (token T/2, from T = 3), the cache's last slot mapped (by the first mapped token), and in the
 // nominal trial a mapped last token (the outlier trial pads a tail of a quarter of the batch).
 std::vector<int32_t> slot_mapping(const Shape& s, uint64_t seed, Trial trial) {
     const auto picked = outliers::pick_distinct(s.slots() - kBlockSize, s.t, seed, slot_stream);
@@ -81,7 +81,9 @@ std::vector<int32_t> slot_mapping(const Shape& s, uint64_t seed, Trial trial) {
     std::vector<int32_t> map(s.t);
     for (size_t t = 0; t < s.t; ++t) {
         const bool last_mapped = trial == Trial::nominal && t + 1 == s.t;
-        const bool padding = t + tail >= s.t || t == s.t / 2 || (!last_mapped && rng::uniform(seed, skip_stream, t) < skip);
+        // The middle padding token needs mapped tokens on both sides: none in a decode step of one or two.
+        const bool middle = s.t >= 3 && t == s.t / 2;
+        const bool padding = t + tail >= s.t || middle || (!last_mapped && rng::uniform(seed, skip_stream, t) < skip);
         map[t] = padding ? -1 : static_cast<int32_t>(kBlockSize + picked[order[t]]);
     }
     const auto last_slot = static_cast<int32_t>(s.slots() - 1);

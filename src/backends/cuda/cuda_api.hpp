@@ -21,7 +21,9 @@ namespace kevo::cuda {
                 X(cuEventDestroy) X(cuEventRecord) X(cuEventElapsedTime) X(cuModuleLoadData) X(cuModuleUnload)        \
                     X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuMemAlloc) X(cuMemFree) X(cuMemcpyHtoDAsync)      \
                         X(cuMemcpyDtoHAsync) X(cuMemcpyDtoDAsync) X(cuLaunchKernel) X(cuMemHostAlloc)                 \
-                            X(cuMemFreeHost) X(cuEventSynchronize)
+                            X(cuMemFreeHost) X(cuEventSynchronize) X(cuStreamBeginCapture) X(cuStreamEndCapture)  \
+                                X(cuGraphInstantiateWithFlags) X(cuGraphUpload) X(cuGraphLaunch)                  \
+                                    X(cuGraphExecDestroy) X(cuGraphDestroy)
 
 // Entry points newer than the oldest driver we accept (CUDA 12.0); null where the driver lacks them.
 #define KEVO_CUDA_OPTIONAL_FUNCTIONS(X) X(cuFuncGetParamInfo)

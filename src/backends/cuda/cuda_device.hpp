@@ -10,6 +10,7 @@
 
 #if KEVO_HAVE_CUDA_HEADERS
 
+#include <functional>
 #include <string_view>
 #include <unordered_map>
 
@@ -44,6 +45,8 @@ public:
 
     Expected<void> run(std::span<const Launch> launches) override;
     Expected<double> run_timed(std::span<const Launch> launches) override;
+    // The launches captured into a CUDA graph, uploaded, then one launch of it timed.
+    Expected<double> run_timed_replay(std::span<const Launch> launches) override;
 
     Expected<std::string> vendor_library(VendorRoutine routine) override;
     Expected<double> run_vendor_timed(const VendorCall& call) override;
@@ -95,6 +98,10 @@ private:
     std::string describe_batch(std::span<const Launch> launches) const;
     Expected<LaunchParams> prepare(std::span<const Launch> launches, size_t index);
     Expected<void> submit(std::span<const Launch> launches, size_t index);
+    // The launches captured from stream_ into an instantiated graph (nothing runs yet).
+    Expected<CUgraphExec> capture_graph(std::span<const Launch> launches);
+    // Times what `queue` puts on stream_ between the two events and waits for it.
+    Expected<double> time_on_stream(std::span<const Launch> launches, const std::function<Expected<void>()>& queue);
     // After a failed submission: waits for what was already queued so the stream is idle again.
     void drain();
     // Queues one vendor call on stream_ (plans and handles are made on first use and kept).

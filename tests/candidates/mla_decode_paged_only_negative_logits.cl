@@ -1,0 +1,49 @@
+// mla_decode_paged_only_negative_logits: right where a row has a logit above about -80, wrong where every logit
+// is very negative: its running maximum starts at 0, not -inf, so exp(s - 0) underflows for every token and
+// 0 / 0 is NaN. The outlier trial's head 0 has logits of about -softmax_scale x 5184 in every size; this kernel
+// must fail there.
+// kevo: tune BX 16 32 64
+// kevo: launch mla_decode_paged block=BX,1
+#ifndef BX
+#define BX 16
+#endif
+
+#define D_QK 576  // q . row: 512 latent + 64 rope
+#define D_V 512   // the value: the row's latent part
+
+float bf16_to_float(ushort h) { return as_float((uint)h << 16); }
+
+// Round to nearest, ties to even; NaN stays NaN.
+ushort float_to_bf16(float f)
+{
+    uint u = as_uint(f);
+    if ((u & 0x7fffffffu) > 0x7f800000u) return (ushort)((u >> 16) | 0x40u);
+    u += 0x7fffu + ((u >> 16) & 1u);
+    return (ushort)(u >> 16);
+}
+
+__kernel void mla_decode_paged(__global const ushort* q, __global const ushort* kv_cache, __global const int* block_table, __global const int* cache_seqlens, __global ushort* out, __global float* workspace, __global uint* counters, uint num_seqs, uint num_heads, uint page_size, uint max_pages_per_seq, float softmax_scale)
+{
+    const uint h = (uint)get_global_id(0), b = (uint)get_global_id(1);
+    if (h >= num_heads || b >= num_seqs) return;
+    const uint ctx = (uint)cache_seqlens[b];
+    float qv[D_QK], acc[D_V];
+    __global const ushort* qi = q + ((size_t)b * num_heads + h) * D_QK;
+    for (uint e = 0; e < D_QK; ++e) qv[e] = bf16_to_float(qi[e]);
+    for (uint e = 0; e < D_V; ++e) acc[e] = 0.0f;
+    float m = 0.0f, l = 0.0f;  // WRONG: the maximum starts at 0
+    for (uint t = 0; t < ctx; ++t) {
+        const uint page = (uint)block_table[(size_t)b * max_pages_per_seq + t / page_size];
+        __global const ushort* row = kv_cache + ((size_t)page * page_size + t % page_size) * D_QK;
+        float dot = 0.0f;
+        for (uint e = 0; e < D_QK; ++e) dot += qv[e] * bf16_to_float(row[e]);
+        const float s = softmax_scale * dot;
+        const float m_new = fmax(m, s);
+        const float correction = exp(m - m_new), p = exp(s - m_new);
+        l = l * correction + p;
+        for (uint e = 0; e < D_V; ++e) acc[e] = acc[e] * correction + p * bf16_to_float(row[e]);
+        m = m_new;
+    }
+    __global ushort* oi = out + ((size_t)b * num_heads + h) * D_V;
+    for (uint e = 0; e < D_V; ++e) oi[e] = float_to_bf16(acc[e] / l);
+}
