@@ -44,6 +44,7 @@ public:
                                          const BoundKernels& kernels);
 
     const Case& the_case() const { return *case_; }
+    const std::shared_ptr<const Case>& shared_case() const { return case_; }
     const std::vector<Launch>& launches() const { return launches_; }
     uint64_t device_bytes() const { return dc_.device_bytes(); }
 

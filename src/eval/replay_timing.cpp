@@ -19,9 +19,8 @@ int replay_copies(const std::string& profile, double sol_seconds, uint64_t case_
 
 std::optional<Fault> ReplaySet::add_copies(int copies, DeviceChecksum& checksum, const BoundKernels& kernels,
                                            const Task& task, const SizeSpec& size, const Reference& ref) {
-    const auto the_case = std::make_shared<const Case>(first_->the_case());
     while (this->copies() < copies) {
-        auto copy = CaseRun::create_copy(*device_, checksum, the_case, kernels);
+        auto copy = CaseRun::create_copy(*device_, checksum, first_->shared_case(), kernels);
         if (!copy) break;  // no room: fewer copies (kevo's limit, not the candidate's)
         if (auto fault = copy->run()) return fault;
         if (auto fault = copy->verify(task, size, ref, nullptr)) return fault;

@@ -226,6 +226,15 @@ private:
         return {};
     }
 
+    // A worker on `device` of the study's backend, from this sweep's kevo binary.
+    EvaluatorOptions evaluator_options(int device) const {
+        EvaluatorOptions eo;
+        eo.backend = backend_;
+        eo.device = device;
+        eo.worker_executable = options_.executable;
+        return eo;
+    }
+
     // The ceilings an earlier run of the study pinned on a device of this model, else the device's own.
     Expected<nlohmann::json> pinned_ceilings(const std::string& model, int device) {
         for (const auto& p : summary_.cells) {
@@ -234,12 +243,7 @@ private:
             const auto pinned = run->settings.value("ceilings", nlohmann::json());
             if (pinned.is_object() && pinned.value("device_name", std::string()) == model) return pinned;
         }
-        EvaluatorOptions eo;
-        eo.backend = backend_;
-        eo.device = device;
-        eo.worker_executable = options_.executable;
-        auto evaluator = make_evaluator(eo);
-        auto measured = evaluator->ceilings();
+        auto measured = make_evaluator(evaluator_options(device))->ceilings();
         if (!measured) return make_error("the study's ceilings: " + measured.error().message);
         return nlohmann::json(to_json(*measured));
     }
@@ -329,11 +333,7 @@ private:
     // Whether a device still works after a run on it failed: a fresh worker opens it (a run fails
     // only for kevo's or the device's reasons; a candidate's faults are verdicts).
     Expected<void> device_health(int device) const {
-        EvaluatorOptions eo;
-        eo.backend = backend_;
-        eo.device = device;
-        eo.worker_executable = options_.executable;
-        auto info = make_evaluator(eo)->device();
+        auto info = make_evaluator(evaluator_options(device))->device();
         if (!info) return info.error();
         return {};
     }
@@ -392,7 +392,6 @@ private:
         auto healthy = device_health(device);
         if (healthy) return false;
         pool_.remove(device, healthy.error().message);
-        summary_.devices_left[device] = healthy.error().message;
         say(fmt::format("device {} left the pool: {}", device, healthy.error().message));
         return true;
     }
@@ -482,6 +481,7 @@ private:
         }
         report(shown);
         summary_.interrupted = interrupt_requested();
+        summary_.devices_left = pool_.removed();
         return summary_;
     }
 };
