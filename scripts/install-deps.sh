@@ -2,7 +2,9 @@
 # Installs kevo's build and test dependencies from Debian 12 packages (run as root or with sudo),
 # LiteLLM's proxy from PyPI into .venv-litellm (ignored by git), the real OpenAI-compatible server of
 # tests/test_litellm_proxy.cpp, and the pinned Triton from PyPI into .venv-triton (ignored), the
-# compiler of Triton candidates (KEVO_TRITON_PYTHON names its Python; tests/test_triton.cpp).
+# compiler of Triton candidates (KEVO_TRITON_PYTHON names its Python; tests/test_triton.cpp). Open MPI
+# and SLURM (slurm-wlm, munge) are for `mpirun kevo sweep` and its tests (tests/test_mpi_sweep.cpp,
+# tests/test_slurm.cpp; docs/scale.md).
 set -euo pipefail
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -12,7 +14,8 @@ $SUDO apt-get install -y -qq --no-install-recommends \
     build-essential cmake ninja-build pkg-config \
     libcli11-dev nlohmann-json3-dev libfmt-dev libcurl4-openssl-dev libsqlite3-dev libtomlplusplus-dev \
     ocl-icd-opencl-dev opencl-headers pocl-opencl-icd clinfo \
-    libgtest-dev libgmock-dev libcpp-httplib-dev python3 python3-venv chromium
+    libgtest-dev libgmock-dev libcpp-httplib-dev python3 python3-venv chromium \
+    openmpi-bin libopenmpi-dev slurm-wlm munge
 
 # One pinned version: the test relies on its mock responses, its cost header and its master-key rule.
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <thread>
@@ -22,6 +23,17 @@ inline std::string temp_path(const std::string& folder, const std::string& name)
     const auto dir = std::filesystem::path(::testing::TempDir()) / (folder + "_" + std::to_string(::getpid()));
     std::filesystem::create_directories(dir);
     return (dir / name).string();
+}
+
+// A study file `file` of the tuner on saxpy at the small profile over PoCL, one cell per seed
+// 1..`seeds`, `iterations` each, one run at a time: the study of the sweep, pool, MPI and SLURM tests.
+inline std::string write_saxpy_tuner_study(const std::string& file, const std::string& name, int seeds, int iterations) {
+    std::string seed_list;
+    for (int s = 1; s <= seeds; ++s) seed_list += (s > 1 ? ", " : "") + std::to_string(s);
+    std::ofstream(file) << "name = \"" << name << "\"\nprofile = \"small\"\nbackend = \"opencl\"\ntasks = [\"saxpy\"]\n"
+                        << "seeds = [" << seed_list << "]\nconcurrency = 1\n[budget]\niterations = " << iterations << "\n"
+                        << "[[models]]\nname = \"tuner\"\nproposer = \"tune\"\n";
+    return file;
 }
 
 inline std::optional<int> opencl_cpu_device() {

@@ -68,11 +68,7 @@ TEST(DevicePool, TheDeviceListIsIndicesOrAllAndABadEntryIsNamed) {
 std::string temp_path(const std::string& name) { return test::temp_path("kevo_pool", name); }
 
 std::string write_study(const std::string& name) {
-    const std::string file = temp_path(name + ".toml");
-    std::ofstream(file) << "name = \"" << name << "\"\nprofile = \"small\"\nbackend = \"opencl\"\ntasks = [\"saxpy\"]\n"
-                        << "seeds = [1, 2, 3, 4]\nconcurrency = 1\n[budget]\niterations = 2\n"
-                        << "[[models]]\nname = \"tuner\"\nproposer = \"tune\"\n";
-    return file;
+    return test::write_saxpy_tuner_study(temp_path(name + ".toml"), name, 4, 2);
 }
 
 // Two PoCL devices for the sweep's own probing; the runs' evaluations are scripted.

@@ -4,6 +4,7 @@
 // bad study file or environment, 128 + N when stopped by signal N (resumable: run it again).
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -16,12 +17,15 @@
 #include "backend/registry.hpp"
 #include "core/files.hpp"
 #include "core/interrupt.hpp"
+#include "core/process.hpp"
 #include "core/shell_word.hpp"
 #include "pack/pack.hpp"
 #include "report/study_aggregates.hpp"
 #include "store/store.hpp"
 #include "study/device_pool.hpp"
 #include "study/study_file.hpp"
+#include "study/ranks.hpp"
+#include "study/slurm_script.hpp"
 #include "study/sweep.hpp"
 
 namespace kevo::cli {
@@ -30,7 +34,8 @@ namespace {
 struct SweepCliOptions {
     std::string file, db = "kevo.db", out = "kevo-runs", pack, devices;
     int concurrency = 0;
-    bool fresh = false, dry_run = false, json = false;
+    bool fresh = false, dry_run = false, json = false, slurm = false;
+    int nodes = 1, ranks_per_node = 0;  // --slurm: the job's shape (0: one rank per device of this machine)
 };
 
 nlohmann::json cell_json(const CellProgress& c) {
@@ -55,6 +60,15 @@ Expected<void> keep_pack(Study& study, const std::string& pack) {
     return {};
 }
 
+// --devices local: under a launcher (mpirun, srun), the device whose index is this rank's place on its
+// node (modulo the node's devices: several ranks may share one CPU device), so one rank drives one GPU.
+Expected<std::vector<int>> local_rank_device(int count) {
+    for (const char* name : {"OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
+        if (const char* value = std::getenv(name)) return std::vector<int>{std::max(0, std::atoi(value)) % count};
+    return make_error("--devices local: this process is not a rank of mpirun or srun (none of OMPI_COMM_WORLD_LOCAL_RANK, "
+                      "SLURM_LOCALID, MPI_LOCALRANKID is set); give device indices (\"0,1\") or \"all\"");
+}
+
 // --devices as given, against the devices the study's backend has.
 Expected<std::vector<int>> pool_devices(const Study& study, const std::string& devices) {
     if (devices.empty()) return std::vector<int>{};
@@ -63,10 +77,34 @@ Expected<std::vector<int>> pool_devices(const Study& study, const std::string& d
     auto backend = make_backend(*backend_name);
     const auto found = backend->probe();
     if (found.empty()) return make_error(fmt::format("--devices: no {} device: {}", *backend_name, backend->unavailable_reason()));
+    if (devices == "local") return local_rank_device(static_cast<int>(found.size()));
     return parse_device_list(devices, static_cast<int>(found.size()));
 }
 
+// --dry-run --slurm: the sbatch script (study/slurm_script.hpp); one rank per device of the study's
+// backend on this machine unless --ranks-per-node says otherwise.
+int slurm_script(const Study& study, const SweepCliOptions& o) {
+    SlurmJob job;
+    job.name = study.name;
+    job.study_file = o.file;
+    job.db = o.db;
+    job.out = o.out;
+    job.workdir = std::filesystem::current_path().string();
+    job.kevo = self_executable();
+    job.nodes = o.nodes;
+    auto backend_name = resolve_backend_name(study.backend);
+    if (!backend_name) return fail(backend_name.error().message);
+    const auto devices = make_backend(*backend_name)->probe();
+    job.ranks_per_node = o.ranks_per_node > 0 ? o.ranks_per_node : std::max<int>(1, static_cast<int>(devices.size()));
+    job.gpus = !devices.empty() && !devices.front().is_cpu;
+    const std::string text = sbatch_script(job);
+    if (o.json) print_json({{"sbatch", text}, {"nodes", job.nodes}, {"ranks_per_node", job.ranks_per_node}});
+    else std::fputs(text.c_str(), stdout);
+    return kExitOk;
+}
+
 int dry_run(const Study& study, const SweepCliOptions& o) {
+    if (o.slurm) return slurm_script(study, o);
     const auto cells = study_cells(study);
     nlohmann::json doc = {{"study", study}, {"cells", nlohmann::json::array()}};
     std::string text = fmt::format("study {}: {} tasks x {} models x {} strategies x {} seeds = {} cells; budget per cell: "
@@ -109,8 +147,12 @@ int run(const SweepCliOptions& o) {
     if (auto only = keep_pack(*study, o.pack); !only) return fail(only.error().message);
     if (o.dry_run) return dry_run(*study, o);
 
+    // Under mpirun every rank runs this; rank 0 alone prints (the whole study's table, after the merge).
+    auto ranks = Ranks::join();
+    if (!ranks) return fail(ranks.error().message);
+    const bool lead = (*ranks)->rank() == 0;
     install_interrupt_handlers();
-    const bool live = is_terminal(stderr);
+    const bool live = lead && is_terminal(stderr);
     SweepProgress progress(live, study->budget.iterations);
     SweepOptions options;
     options.study_path = o.file;
@@ -121,16 +163,18 @@ int run(const SweepCliOptions& o) {
     auto devices = pool_devices(*study, o.devices);
     if (!devices) return fail(devices.error().message);
     options.devices = *devices;
-    options.say = [&](const std::string& line) { say(true, line); };
-    options.on_progress = [&](const std::vector<CellProgress>& cells) { progress.show(cells); };
-    auto summary = run_sweep(*study, options);
+    if (lead) options.say = [&](const std::string& line) { say(true, line); };
+    if (lead) options.on_progress = [&](const std::vector<CellProgress>& cells) { progress.show(cells); };
+    auto summary = run_sweep_on_ranks(*study, options, **ranks);
     progress.finish();
     if (!summary) return fail(summary.error().message);
+    if (!lead) return summary->interrupted ? 128 + interrupt_signal() : kExitOk;
 
     const int failed = summary->count(CellStatus::failed);
     // What continues this study where it stands: the same store, the same folder for kernels and
     // logs (a resume elsewhere would split a cell's log over two folders), the same pack.
     std::vector<std::string> again_words = {"kevo", "sweep", o.file, "--db", o.db, "--out", o.out};
+    if (!(*ranks)->single()) again_words.insert(again_words.begin(), {"mpirun", "-np", std::to_string((*ranks)->size())});
     if (!o.pack.empty()) again_words.insert(again_words.end(), {"--pack", o.pack});
     if (!o.devices.empty()) again_words.insert(again_words.end(), {"--devices", o.devices});
     const std::string again = shell_command(again_words);
@@ -175,10 +219,18 @@ void setup_sweep(CLI::App& app, int& exit_code) {
     cmd->add_option("--pack", o->pack, "run only the study's tasks of this pack (sci, ml)");
     cmd->add_option("--devices", o->devices,
                     "spread the runs over these devices of the study's backend (\"0,1,3\" or \"all\"), the concurrency "
-                    "on each; a device that faults leaves the pool and its run is placed again elsewhere (default: the "
-                    "study's one device)");
+                    "on each; a device that faults leaves the pool and its run is placed again elsewhere; \"local\" under "
+                    "mpirun or srun: the device of this rank's place on its node (default: the study's one device)");
     cmd->add_flag("--new", o->fresh, "start a fresh study even where an unfinished one of this name is in the store");
-    cmd->add_flag("--dry-run", o->dry_run, "print the matrix and each cell's kevo run command; run nothing");
+    auto* dry = cmd->add_flag("--dry-run", o->dry_run, "print the matrix and each cell's kevo run command; run nothing");
+    auto* slurm = cmd->add_flag("--slurm", o->slurm, "with --dry-run: print an sbatch script that runs the study through "
+                                                      "mpirun, one rank per device (docs/scale.md)")
+                      ->needs(dry);
+    cmd->add_option("--nodes", o->nodes, "--slurm: nodes of the job")->check(whole_range(1, 100000))->capture_default_str()->needs(slurm);
+    cmd->add_option("--ranks-per-node", o->ranks_per_node,
+                    "--slurm: ranks (devices) per node (default: the study backend's devices on this machine)")
+        ->check(whole_range(1, 1024))
+        ->needs(slurm);
     add_json_option(*cmd, o->json);
     cmd->callback([&exit_code, o] { exit_code = run(*o); });
 }

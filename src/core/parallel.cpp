@@ -42,4 +42,6 @@ void parallel_for(size_t n, const std::function<void(size_t, size_t)>& body, siz
     if (first) std::rethrow_exception(first);
 }
 
+void parallel_rows(size_t rows, const std::function<void(size_t, size_t)>& body) { parallel_for(rows, body, 1); }
+
 }  // namespace kevo

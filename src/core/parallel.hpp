@@ -11,6 +11,12 @@ namespace kevo {
 void parallel_for(size_t n, const std::function<void(size_t begin, size_t end)>& body,
                   size_t min_chunk = 1 << 14);
 
+// parallel_for for ranges whose every index is a row of work (an inner loop over a row, a token, a
+// head): one index per chunk at least, so that 2048 rows of a GEMM reference use every thread
+// (parallel_for's default chunk of 16384 indices ran such ranges on one thread: 100 s of fused_moe's
+// check at Mixtral's prefill on the H100, with the GPU idle).
+void parallel_rows(size_t rows, const std::function<void(size_t begin, size_t end)>& body);
+
 unsigned hardware_threads();
 
 }  // namespace kevo

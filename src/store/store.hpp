@@ -49,6 +49,18 @@ public:
     Expected<void> set_study_cell(const StudyCellRecord& cell);
     Expected<std::vector<StudyCellRecord>> load_study_cells(const std::string& study_id);  // by cell
 
+    // Shards of a sweep spread over MPI ranks (store_merge.cpp). make_shard writes a consistent copy
+    // of the whole store to a new file (VACUUM INTO) with a baseline of its run rows. merge_from takes
+    // in the runs a shard changed since (created, or whose row differs from its baseline): each
+    // replaces this store's rows of that run whole (candidates renumbered), so a run is never recorded
+    // twice and an unchanged copy never puts back an older run; the shard's studies and its cells that
+    // name a run follow.
+    struct MergeCounts {
+        int runs_added = 0, runs_replaced = 0, cells_set = 0;
+    };
+    Expected<void> make_shard(const std::string& path);
+    Expected<MergeCounts> merge_from(const std::string& shard_path);
+
     const std::string& path() const { return path_; }
 
 private:

@@ -93,7 +93,9 @@ public:
             return make_error(fmt::format("study {} is being swept by another process: {}", summary_.study_id,
                                           lock.error().message));
         if (auto r = record_cells(); !r) return r.error();
+        if (options_.stop == SweepOptions::Stop::after_cells) return summary_;
         if (auto r = pin_ceilings(); !r) return r.error();
+        if (options_.stop == SweepOptions::Stop::after_ceilings) return summary_;
         return sweep();
     }
 
@@ -137,6 +139,13 @@ private:
     // The newest study of this name continues (a finished one has nothing left to run), when its cells
     // still mean the same.
     Expected<void> open_study() {
+        if (!options_.study_id.empty()) {
+            auto given = store_.load_study(options_.study_id);
+            if (!given) return given.error();
+            summary_.study_id = given->study_id;
+            summary_.resumed = true;
+            return {};
+        }
         if (!options_.fresh) {
             auto studies = store_.list_studies();
             if (!studies) return studies.error();
@@ -210,15 +219,20 @@ private:
                 ceilings_files_[device] = known->second;
                 continue;
             }
-            auto pinned = pinned_ceilings(model, device);
+            auto given = options_.pinned_ceilings.find(model);
+            auto pinned = given != options_.pinned_ceilings.end() ? Expected<nlohmann::json>(given->second)
+                                                                  : pinned_ceilings(model, device);
             if (!pinned) return pinned.error();
+            summary_.ceilings[model] = *pinned;
+            const bool told = given != options_.pinned_ceilings.end();  // pinned by another rank, which said so
             auto calibration = calibration_from_json(*pinned);
             if (!calibration) return make_error("the study's pinned ceilings cannot be read: " + calibration.error().message);
+            const std::string stem = options_.rank == 0 ? std::string("ceilings") : fmt::format("ceilings-r{}", options_.rank);
             const std::string file =
-                (log_dir_ / (by_model.empty() ? std::string("ceilings.json") : fmt::format("ceilings-{}.json", by_model.size())))
-                    .string();
+                (log_dir_ / (by_model.empty() ? stem + ".json" : fmt::format("{}-{}.json", stem, by_model.size()))).string();
             if (auto w = write_file_atomic(file, pinned->dump(1) + "\n"); !w) return w.error();
-            say(fmt::format("the study's ceilings on {}: {:.1f} GB/s, {:.1f} GFLOP/s (measured {})", model,
+            if (!told)
+                say(fmt::format("the study's ceilings on {}: {:.1f} GB/s, {:.1f} GFLOP/s (measured {})", model,
                             calibration->bandwidth_gbs, calibration->fp32_gflops, calibration->measured_at));
             by_model[model] = file;
             ceilings_files_[device] = file;
@@ -422,7 +436,7 @@ private:
         std::vector<size_t> todo;
         for (size_t i = 0; i < cells_.size(); ++i) {
             const CellProgress& p = summary_.cells[i];
-            if (p.status == CellStatus::finished) continue;
+            if (p.status == CellStatus::finished || (options_.runs_cell && !options_.runs_cell(i))) continue;
             if (held_elsewhere(p)) {
                 say(fmt::format("cell {}: run {} is being run by another process; left to it", p.cell.key, p.run_id));
                 continue;
@@ -430,7 +444,10 @@ private:
             todo.push_back(i);
         }
         const size_t done = cells_.size() - todo.size();
-        if (summary_.resumed)
+        if (options_.runs_cell)
+            say(fmt::format("study {} ({}): {} of its {} cells to run on rank {}", study_.name, summary_.study_id,
+                            todo.size(), cells_.size(), options_.rank));
+        else if (summary_.resumed)
             say(fmt::format("continuing study {} ({}): {} of {} cells finished or running elsewhere, {} to run",
                             study_.name, summary_.study_id, done, cells_.size(), todo.size()));
         else

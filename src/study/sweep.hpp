@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/expected.hpp"
 #include "store/store.hpp"
 #include "study/study.hpp"
@@ -48,6 +50,14 @@ struct SweepOptions {
     // The device pool (--devices): the study's runs spread over these devices of its backend, the
     // study's concurrency on each; empty: the study's one device.
     std::vector<int> devices;
+    // A sweep sharded over MPI ranks (rank_sweep.cpp) runs only its share of the cells, continues the
+    // study that rank 0 opened, takes the ceilings pinned for each device model by the first rank that
+    // has one, and may stop early: after recording the cells, or after pinning the ceilings.
+    std::function<bool(size_t cell)> runs_cell;               // empty: every cell
+    std::string study_id;                                     // empty: by name, or a new study
+    std::map<std::string, nlohmann::json> pinned_ceilings;    // device model -> ceilings (measured where absent)
+    enum class Stop { never, after_cells, after_ceilings } stop = Stop::never;
+    int rank = 0;  // its ceilings files are its own (ceilings-r1.json, ...): ranks share the sweep's folder
     std::function<void(const std::string&)> say;                       // notices
     std::function<void(const std::vector<CellProgress>&)> on_progress;  // after every change
 };
@@ -60,10 +70,18 @@ struct SweepSummary {
     std::vector<int> devices;      // the pool at the start
     std::map<int, std::string> devices_left;  // devices that faulted and left the pool, with why
     std::vector<CellProgress> cells;
+    std::map<std::string, nlohmann::json> ceilings;  // device model -> the study's ceilings on it
     int count(CellStatus status) const;
 };
 
 Expected<SweepSummary> run_sweep(const Study& study, const SweepOptions& options);
+
+class Ranks;
+// The study sharded over the ranks of an MPI job (rank_sweep.cpp): cell i runs on rank i % N in that
+// rank's shard store (DB.shards/rank-R.db, copied from DB), every device model's ceilings are pinned
+// once for all ranks, and rank 0 merges the shards into DB at the end (and, first, any shard an
+// earlier, killed invocation left). Rank 0's summary is the whole study's, read from DB after the merge.
+Expected<SweepSummary> run_sweep_on_ranks(const Study& study, const SweepOptions& options, const Ranks& ranks);
 
 // The number of runs in flight when the study does not say: 1 on a CPU device (its lease covers all
 // its work, so more would only wait), 4 on a GPU (proposers answering slowly keep it busy).

@@ -14,7 +14,7 @@ namespace {
 
 std::vector<double> row_norms(std::span<const float> values, size_t rows, size_t cols) {
     std::vector<double> norms(rows);
-    parallel_for(rows, [&](size_t begin, size_t end) {
+    parallel_rows(rows, [&](size_t begin, size_t end) {
         for (size_t r = begin; r < end; ++r) {
             double sum = 0;
             for (size_t c = 0; c < cols; ++c) sum += static_cast<double>(values[r * cols + c]) * values[r * cols + c];
@@ -28,7 +28,7 @@ std::vector<double> row_norms(std::span<const float> values, size_t rows, size_t
 std::vector<double> block_square_norms(std::span<const float> values, size_t rows, size_t k, size_t block) {
     const size_t blocks = k / block;
     std::vector<double> norms(rows * blocks);
-    parallel_for(rows, [&](size_t begin, size_t end) {
+    parallel_rows(rows, [&](size_t begin, size_t end) {
         for (size_t r = begin; r < end; ++r)
             for (size_t kb = 0; kb < blocks; ++kb) {
                 double sum = 0;

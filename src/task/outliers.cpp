@@ -104,7 +104,7 @@ std::vector<int32_t> skewed_routing(size_t tokens, size_t experts, size_t k, siz
     double total = 0;
     for (size_t r = 0; r < used; ++r) cumulative[r] = total += 1.0 / std::pow(static_cast<double>(r + 1), skew);
     std::vector<int32_t> out(tokens * k);
-    parallel_for(tokens, [&](size_t begin, size_t end) {
+    parallel_rows(tokens, [&](size_t begin, size_t end) {
         for (size_t t = begin; t < end; ++t) {
             std::vector<bool> taken(used, false);
             uint64_t draw = 0;

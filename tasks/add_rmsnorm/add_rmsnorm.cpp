@@ -117,7 +117,7 @@ public:
         const double eps = c.constants.at("eps");
         const size_t t = x.size() / h;
         std::vector<float> r(x.size()), y(x.size());
-        parallel_for(t, [&](size_t begin, size_t end) {
+        parallel_rows(t, [&](size_t begin, size_t end) {
             for (size_t row = begin; row < end; ++row) {
                 double sum = 0;
                 for (size_t i = 0; i < h; ++i) {

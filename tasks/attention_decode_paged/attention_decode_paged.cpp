@@ -204,7 +204,7 @@ public:
         const size_t group = s.hq / s.hkv, maxb = s.max_blocks();
         const double scale = c.constants.at("scale");
         std::vector<float> out(q.size()), abs_weighted(q.size());
-        parallel_for(s.b * s.hq, [&](size_t begin, size_t end) {
+        parallel_rows(s.b * s.hq, [&](size_t begin, size_t end) {
             for (size_t row = begin; row < end; ++row) {
                 const size_t r = row / s.hq, kvh = row % s.hq / group;
                 const auto slot = [&](size_t t) {

@@ -174,7 +174,7 @@ public:
         const size_t seqs = c.buffers[3].count<int32_t>() - 1, t = q.size() / (s.hq * s.d), group = s.hq / s.hkv;
         const double scale = c.constants.at("scale");
         std::vector<float> out(q.size()), abs_weighted(q.size());
-        parallel_for(t * s.hq, [&](size_t begin, size_t end) {
+        parallel_rows(t * s.hq, [&](size_t begin, size_t end) {
             for (size_t row = begin; row < end; ++row) {
                 const size_t i = row / s.hq, h = row % s.hq, kvh = h / group;
                 const auto start = static_cast<size_t>(*(std::upper_bound(cu, cu + seqs + 1, static_cast<int32_t>(i)) - 1));
@@ -213,7 +213,7 @@ private:
         const int32_t* cu = c.buffers[3].as<int32_t>();
         const size_t seqs = c.buffers[3].count<int32_t>() - 1, group = s.hq / s.hkv;
         std::vector<float> out(c.buffers[4].count<uint16_t>());
-        parallel_for(seqs, [&](size_t begin, size_t end) {
+        parallel_rows(seqs, [&](size_t begin, size_t end) {
             std::vector<float> largest(s.hkv * s.d);
             for (size_t b = begin; b < end; ++b) {
                 std::fill(largest.begin(), largest.end(), 0.0f);

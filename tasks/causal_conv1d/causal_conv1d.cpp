@@ -279,7 +279,7 @@ public:
         const int32_t* lines = c.buffers[s.decode ? static_cast<int>(d_lines) : static_cast<int>(p_lines)].as<int32_t>();
         const size_t dim = s.dim;
         if (s.decode) {
-            parallel_for(s.tokens, [&](size_t begin, size_t end) {
+            parallel_rows(s.tokens, [&](size_t begin, size_t end) {
                 for (size_t r = begin; r < end; ++r) {
                     const auto line = static_cast<size_t>(lines[r]);
                     for (size_t ch = 0; ch < dim; ++ch) {
@@ -303,7 +303,7 @@ public:
             auto before = [&](size_t q, ptrdiff_t p, size_t ch) {
                 return flags[q] ? cache[(static_cast<size_t>(lines[q]) * kState + static_cast<size_t>(kState + p)) * dim + ch] : 0.0f;
             };
-            parallel_for(s.tokens, [&](size_t begin, size_t end) {
+            parallel_rows(s.tokens, [&](size_t begin, size_t end) {
                 for (size_t t = begin; t < end; ++t) {
                     const auto q = static_cast<size_t>(std::upper_bound(qsl, qsl + s.seqs + 1, static_cast<int32_t>(t)) - qsl) - 1;
                     const auto j = static_cast<ptrdiff_t>(t) - qsl[q];

@@ -339,7 +339,7 @@ private:
         // output element reads its W2 row contiguously: a kernel that rounds act as vLLM does differs
         // from the seed at nearly every element (58.7 million at Mixtral's 2048-token prefill), and the
         // element-by-element column walk this replaces took kevo past the candidate's 240 s on the H100.
-        parallel_for(s.t, [&](size_t begin, size_t end) {
+        parallel_rows(s.t, [&](size_t begin, size_t end) {
             std::vector<std::pair<size_t, double>> deltas;
             std::vector<double> sums(s.h);
             for (size_t t = begin; t < end; ++t) {
@@ -437,7 +437,7 @@ private:
     static std::vector<double> row_norms(const HostBuffer& b, size_t cols) {
         const uint16_t* w = b.as<uint16_t>();
         std::vector<double> norms(cols ? b.count<uint16_t>() / cols : 0);
-        parallel_for(norms.size(), [&](size_t begin, size_t end) {
+        parallel_rows(norms.size(), [&](size_t begin, size_t end) {
             for (size_t r = begin; r < end; ++r) {
                 double sum = 0;
                 for (size_t n = 0; n < cols; ++n) {

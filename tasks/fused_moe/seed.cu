@@ -1,8 +1,8 @@
 // fused_moe seed (naive on purpose): moe_align is a stable counting sort by one thread (cursors in
-// shared memory; the grouping is scratch, this seed's other kernels do not use it), moe_gate_up one
-// act element per thread (two dot products over hidden), moe_down one (token, column) per thread
-// summing its k experts' dot products times their weights into accum, moe_finalize rounds accum
-// to bf16.
+// shared memory), moe_gate_up one act element per thread (two dot products over hidden), its blocks
+// taken in the sort's expert order, moe_down one (token, column) per thread summing its k experts'
+// dot products times their weights into accum, moe_finalize rounds accum to bf16. Also the device
+// reference at the large profile.
 // kevo: tune BX 64 128 256
 // kevo: launch moe_gate_up block=BX,1
 // kevo: launch moe_down block=BX,1
@@ -29,9 +29,14 @@ extern "C" __global__ void moe_align(const int* topk_ids, int* expert_offsets, i
 
 extern "C" __global__ void moe_gate_up(const __nv_bfloat16* x, const __nv_bfloat16* w13, const int* topk_ids, const int* expert_offsets, const int* sorted_pairs, __nv_bfloat16* act, unsigned tokens, unsigned topk, unsigned experts, unsigned hidden, unsigned inter)
 {
-    const unsigned i = blockIdx.x * blockDim.x + threadIdx.x, p = blockIdx.y * blockDim.y + threadIdx.y;
-    if (i >= inter || p >= tokens * topk) return;
-    const unsigned t = p / topk, e = (unsigned)topk_ids[p];
+    // The blocks are walked pair-fastest over the pairs in expert order (sorted_pairs): the blocks
+    // resident at once then share one column tile of a few experts' weights, which L2 holds, instead
+    // of sweeping every column tile for one pair (the launch's x-fastest order), which streams the
+    // weights from DRAM once per pair (minutes at Mixtral's prefill). Each output is the same sum.
+    const unsigned block = blockIdx.y * gridDim.x + blockIdx.x;
+    const unsigned i = block / gridDim.y * blockDim.x + threadIdx.x, s = block % gridDim.y * blockDim.y + threadIdx.y;
+    if (i >= inter || s >= tokens * topk) return;
+    const unsigned p = (unsigned)sorted_pairs[s], t = p / topk, e = (unsigned)topk_ids[p];
     const __nv_bfloat16* wg = w13 + ((size_t)e * 2 * inter + i) * hidden;
     const __nv_bfloat16* wu = wg + (size_t)inter * hidden;
     const __nv_bfloat16* xr = x + (size_t)t * hidden;
@@ -47,7 +52,9 @@ extern "C" __global__ void moe_gate_up(const __nv_bfloat16* x, const __nv_bfloat
 
 extern "C" __global__ void moe_down(const __nv_bfloat16* act, const __nv_bfloat16* w2, const int* topk_ids, const float* topk_weights, const int* expert_offsets, const int* sorted_pairs, float* accum, unsigned tokens, unsigned topk, unsigned experts, unsigned hidden, unsigned inter)
 {
-    const unsigned h = blockIdx.x * blockDim.x + threadIdx.x, t = blockIdx.y * blockDim.y + threadIdx.y;
+    // Token-fastest, for the same reason: the resident blocks share one row tile of every expert's W2.
+    const unsigned block = blockIdx.y * gridDim.x + blockIdx.x;
+    const unsigned h = block / gridDim.y * blockDim.x + threadIdx.x, t = block % gridDim.y * blockDim.y + threadIdx.y;
     if (h >= hidden || t >= tokens) return;
     float sum = 0.0f;
     for (unsigned j = 0; j < topk; ++j) {

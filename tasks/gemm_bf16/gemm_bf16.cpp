@@ -94,7 +94,7 @@ std::vector<float> scale_bound(std::span<const float> a, std::span<const float> 
     };
     const auto na = norms_of(a, d.m), nb = norms_of(b, d.n);
     std::vector<float> s(d.m * d.n);
-    parallel_for(d.m, [&](size_t begin, size_t end) {
+    parallel_rows(d.m, [&](size_t begin, size_t end) {
         for (size_t i = begin; i < end; ++i)
             for (size_t j = 0; j < d.n; ++j)
                 s[i * d.n + j] = static_cast<float>(

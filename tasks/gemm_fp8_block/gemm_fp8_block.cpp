@@ -100,7 +100,7 @@ struct Quantised {
 Quantised quantise(std::span<const float> x, size_t rows, size_t k, size_t block_rows) {
     const size_t kb = k / kBlock, rb = rows / block_rows;
     Quantised out{std::vector<uint8_t>(rows * k), std::vector<float>(rb * kb)};
-    parallel_for(rb, [&](size_t begin, size_t end) {
+    parallel_rows(rb, [&](size_t begin, size_t end) {
         for (size_t br = begin; br < end; ++br)
             for (size_t bk = 0; bk < kb; ++bk) {
                 float amax = 0;
@@ -124,7 +124,7 @@ void vary_blocks(std::span<float> x, size_t rows, size_t k, size_t block_rows, d
     std::vector<float> factor((rows / block_rows) * kb);
     for (size_t b = 0; b < factor.size(); ++b)
         factor[b] = static_cast<float>(std::exp2(std::round((2 * rng::uniform(seed, stream, b) - 1) * range)));
-    parallel_for(rows, [&](size_t begin, size_t end) {
+    parallel_rows(rows, [&](size_t begin, size_t end) {
         for (size_t r = begin; r < end; ++r)
             for (size_t i = 0; i < k; ++i) x[r * k + i] *= factor[(r / block_rows) * kb + i / kBlock];
     });
@@ -204,7 +204,7 @@ public:
             for (size_t r = 0; r < s.n; ++r)
                 for (size_t i = 0; i < kBlock; ++i) b_block[r * kBlock + i] = e4m3_to_float(b[r * s.k + kb * kBlock + i]);
             const std::vector<double> part = matmul_abt(a_block, b_block, s.m, s.n, kBlock);
-            parallel_for(s.m, [&](size_t begin, size_t end) {
+            parallel_rows(s.m, [&](size_t begin, size_t end) {
                 for (size_t r = begin; r < end; ++r) {
                     const double as = a_scale[r * s.kb() + kb];
                     for (size_t j = 0; j < s.n; ++j)

@@ -94,7 +94,7 @@ struct Weights {
 
 Weights quantise(std::span<const float> w, const Shape& s) {
     Weights out{std::vector<int8_t>(s.n * s.k), std::vector<float>(s.n * s.groups())};
-    parallel_for(s.n, [&](size_t begin, size_t end) {
+    parallel_rows(s.n, [&](size_t begin, size_t end) {
         for (size_t r = begin; r < end; ++r)
             for (size_t g = 0; g < s.groups(); ++g) {
                 const float* row = w.data() + r * s.k + g * kGroup;
@@ -134,7 +134,7 @@ std::vector<float> dequantise(const Case& c, const Shape& s, bool sixteen_bit = 
     const std::vector<float> scales = bf16_values(c.buffers[2]);
     std::vector<float> w(s.n * s.k);
     const std::span<const uint8_t> bytes(packed, s.n * s.k / 2);
-    parallel_for(s.n, [&](size_t begin, size_t end) {
+    parallel_rows(s.n, [&](size_t begin, size_t end) {
         for (size_t r = begin; r < end; ++r)
             for (size_t i = 0; i < s.k; ++i)
                 w[r * s.k + i] = static_cast<float>(unpack_i4(bytes, r * s.k + i)) * scales[r * s.groups() + i / kGroup];

@@ -235,7 +235,7 @@ public:
         const size_t maxp = s.max_pages();
         const double scale = c.constants.at("softmax_scale");
         std::vector<float> out(s.b * s.h * kLatent), abs_weighted(out.size());
-        parallel_for(s.b * s.h, [&](size_t begin, size_t end) {
+        parallel_rows(s.b * s.h, [&](size_t begin, size_t end) {
             std::vector<float> row_out(kRow), row_abs(kRow);
             for (size_t row = begin; row < end; ++row) {
                 const size_t r = row / s.h;
@@ -282,7 +282,7 @@ private:
         const int32_t* ctx = c.buffers[b_seqlens].as<int32_t>();
         const size_t maxp = s.max_pages();
         std::vector<float> out(s.b * s.h * kLatent);
-        parallel_for(s.b, [&](size_t begin, size_t end) {
+        parallel_rows(s.b, [&](size_t begin, size_t end) {
             std::vector<float> largest(kLatent);
             for (size_t r = begin; r < end; ++r) {
                 std::fill(largest.begin(), largest.end(), 0.0f);

@@ -356,7 +356,7 @@ public:
         const int32_t* map = c.buffers[b_slots].as<int32_t>();
         std::vector<float> q(s.t * s.hq * s.d), key = bf16_values(c.buffers[b_key_cache]);
         std::vector<std::byte> value = c.buffers[b_value_cache].data;
-        parallel_for(s.t, [&](size_t begin, size_t end) {
+        parallel_rows(s.t, [&](size_t begin, size_t end) {
             for (size_t t = begin; t < end; ++t) {
                 for (size_t h = 0; h < s.hq; ++h)
                     for (size_t j = 0; j < s.d; ++j) q[(t * s.hq + h) * s.d + j] = static_cast<float>(in.at(t, h, j).exact());

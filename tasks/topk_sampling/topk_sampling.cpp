@@ -124,7 +124,7 @@ public:
         const auto k = static_cast<uint32_t>(c.constants.at("k"));
         const double temperature = c.constants.at("temperature");
         std::vector<float> probs(c.buffers[0].count<float>());
-        parallel_for(probs.size() / v, [&](size_t begin, size_t end) {
+        parallel_rows(probs.size() / v, [&](size_t begin, size_t end) {
             for (size_t r = begin; r < end; ++r) {
                 const std::span<const float> row(logits + r * v, v);
                 const float tau = row_threshold(row, k);
