@@ -130,7 +130,16 @@ TEST(MpiSweep, ThreeRanksGiveTheCellsOutcomesAndStoreOfOneProcess) {
     EXPECT_EQ(store_facts(temp_path("three.db"), b["cells"]), store_facts(temp_path("three.db"), again.json()["cells"]));
     auto store = Store::open(temp_path("three.db"), Store::Access::read_only);
     ASSERT_TRUE(store.has_value());
-    EXPECT_EQ((*store)->list_runs()->size(), 6u) << "one run per cell, however many times the shards were merged";
+    const auto runs = (*store)->list_runs();
+    ASSERT_TRUE(runs.has_value());
+    EXPECT_EQ(runs->size(), 6u) << "one run per cell, however many times the shards were merged";
+    for (const auto& run : *runs) {
+        auto full = (*store)->load_run(run.run_id);
+        ASSERT_TRUE(full.has_value());
+        const auto tag = full->settings.value("settings", nlohmann::json::object()).value("study", nlohmann::json::object());
+        ASSERT_TRUE(tag.contains("ceilings_file")) << "the reproduce line names the file the run divided by: " << tag.dump();
+        EXPECT_TRUE(fs::exists(tag["ceilings_file"].get<std::string>())) << tag.dump();
+    }
 }
 
 // The pid of the sweep's rank `rank` (Open MPI names it in the process's environment).

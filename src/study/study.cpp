@@ -105,6 +105,8 @@ std::vector<std::string> run_arguments(const Study& study, const StudyCell& cell
     if (!target.ceilings_file.empty()) args.insert(args.end(), {"--ceilings", target.ceilings_file});
     nlohmann::json tag = {{"study_id", target.study_id}, {"cell", cell.key}, {"model", model.name}};
     if (!target.replaces.empty()) tag.update({{"replaces", target.replaces}, {"replaced_because", target.replaced_because}});
+    // The study's pinned ceilings file of the run's device model, which the reproduce line names.
+    if (!target.ceilings_file.empty()) tag["ceilings_file"] = target.ceilings_file;
     args.insert(args.end(), {"--study", tag.dump()});
     return args;
 }

@@ -41,9 +41,9 @@ CeilingsUsed run_ceilings(const RunData& d) {
 
 // The `kevo run` command line that starts the run again as it was started: every option its stored
 // settings hold, defaults included (search/run_settings.hpp), so that a changed default cannot
-// change the rerun. A study's run divides by the study's pinned ceilings (the sweep's
-// ceilings.json beside its logs); a run of its own by the device's calibration when it starts (the
-// devices table gives the one used).
+// change the rerun. A study's run divides by the study's pinned ceilings (the file of its device
+// model beside the sweep's logs, named in its study tag); a run of its own by the device's
+// calibration when it starts (the devices table gives the one used).
 std::string run_command(const RunData& d, const std::string& db) {
     const auto& s = d.run.settings;
     Expected<RunOptions> stored = make_error("not stored");
@@ -54,7 +54,9 @@ std::string run_command(const RunData& d, const std::string& db) {
     words.insert(words.end(), options.begin(), options.end());
     const auto study = stored->settings.is_object() ? stored->settings.value("study", nlohmann::json::object())
                                                     : nlohmann::json::object();
-    if (study.contains("study_id") && !stored->output_dir.empty())
+    if (study.contains("ceilings_file") && study["ceilings_file"].is_string())
+        words.insert(words.end(), {"--ceilings", study["ceilings_file"].get<std::string>()});
+    else if (study.contains("study_id") && !stored->output_dir.empty())  // a run tagged before the file was named
         words.insert(words.end(), {"--ceilings", stored->output_dir + "/sweep-" + study["study_id"].get<std::string>() +
                                                      "/ceilings.json"});
     words.insert(words.end(), {"--db", db});
