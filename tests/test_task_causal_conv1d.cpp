@@ -203,67 +203,25 @@ TEST(CausalConv1dSpec, TwoKernelsBothFamiliesInEveryProfileAndTheBriefNamesNoSiz
         EXPECT_GE(prefill, 1) << profile;
         EXPECT_GE(decode, 1) << profile;
     }
+    test::expect_signatures_in_task_files(kTask, spec);
     const std::string brief(task_file(kTask, "brief.md"));
-    for (const auto& k : spec.kernels)
-        for (const char* language : {"cuda", "opencl"}) {
-            const auto text = signature_text(k, language_named(language));
-            EXPECT_NE(brief.find(text), std::string::npos) << text;
-            const std::string file = std::string(language) == "cuda" ? "seed.cu" : "seed.cl";
-            EXPECT_NE(std::string(task_file(kTask, file)).find(text), std::string::npos) << file << ": " << text;
-            const std::string best = std::string(language) == "cuda" ? "best.cu" : "best.cl";
-            // best.cu puts __launch_bounds__ before the name: the name and parameters must match.
-            const auto from_name = text.substr(text.find(k.name + "("));
-            EXPECT_NE(std::string(task_file(kTask, best)).find(from_name), std::string::npos) << best << ": " << from_name;
-        }
-    for (const auto& [profile, sizes] : spec.profiles)
-        for (const auto& s : sizes) EXPECT_EQ(brief.find(s.label), std::string::npos) << s.label;
     EXPECT_NE(brief.find("ceil("), std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------------
 // through kevo on PoCL
 
-struct Passing {
-    std::string file;  // a task file ("seed.cl") or a candidate stem
-    bool task_file;
-};
-
-void PrintTo(const Passing& p, std::ostream* os) { *os << p.file; }
-
-class CausalConv1dPasses : public ::testing::TestWithParam<Passing> {};
+class CausalConv1dPasses : public ::testing::TestWithParam<test::PassingKernel> {};
 
 TEST_P(CausalConv1dPasses, EverySizeAndTrialOnFourSeedsWithMargin50) {
     if (!test::has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
-    const Passing& p = GetParam();
-    std::string path = test::candidate(p.file + ".cl");
-    if (p.task_file) {
-        path = ::testing::TempDir() + "causal_conv1d_" + p.file;
-        std::ofstream(path) << task_file(kTask, p.file);
-    }
-    ASSERT_TRUE(std::ifstream(path)) << path;
-    double smallest = std::numeric_limits<double>::infinity();
-    for (int seed = 1; seed <= kSeeds; ++seed) {
-        const auto doc = test::eval_small(kTask, path, seed);
-        ASSERT_TRUE(doc.is_object());
-        ASSERT_EQ(doc["verdict"], "ok") << p.file << " seed " << seed << ": " << doc.dump(2);
-        ASSERT_EQ(doc["sizes"].size(), 4u) << doc.dump(2);
-        for (const auto& size : doc["sizes"]) ASSERT_EQ(size["trials"].size(), 2u) << size.dump();
-        const double margin = test::smallest_margin(doc);
-        EXPECT_GE(margin, 50) << p.file << " seed " << seed;
-        smallest = std::min(smallest, margin);
-    }
-    std::printf("causal_conv1d %s: smallest margin over seeds 1-%d %.3g\n", p.file.c_str(), kSeeds, smallest);
+    test::expect_ok_on_every_seed(kTask, GetParam(), kSeeds, 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(Kernels, CausalConv1dPasses,
-                         ::testing::Values(Passing{"seed.cl", true}, Passing{"best.cl", true},
-                                           Passing{"causal_conv1d_recipe_vllm", false}),
-                         [](const auto& info) {
-                             std::string n = info.param.file;
-                             for (auto& ch : n)
-                                 if (ch == '.') ch = '_';
-                             return n;
-                         });
+                         ::testing::Values(test::PassingKernel{"seed.cl", true}, test::PassingKernel{"best.cl", true},
+                                           test::PassingKernel{"causal_conv1d_recipe_vllm", false}),
+                         test::passing_kernel_name);
 
 struct Wrong {
     std::string stem;

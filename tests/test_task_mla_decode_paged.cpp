@@ -107,19 +107,7 @@ TEST(MlaDecodePagedSpec, PackOrderProfilesPagesAndSignatures) {
     ASSERT_TRUE(spec.profiles.count(kTraceProfile));
     EXPECT_EQ(spec.profiles.at(kTraceProfile).size(), 3u);
 
-    const std::string brief(task_file(kTask, "brief.md"));
-    const auto& k = spec.kernels[0];
-    for (const char* language : {"cuda", "opencl"}) {
-        const auto text = signature_text(k, language_named(language));
-        EXPECT_NE(brief.find(text), std::string::npos) << text;
-        const bool cuda = std::string(language) == "cuda";
-        EXPECT_NE(std::string(task_file(kTask, cuda ? "seed.cu" : "seed.cl")).find(text), std::string::npos) << text;
-        // best.cu puts __launch_bounds__ before the name, best.cl an attribute: the name and parameters must match.
-        const auto from_name = text.substr(text.find(k.name + "("));
-        EXPECT_NE(std::string(task_file(kTask, cuda ? "best.cu" : "best.cl")).find(from_name), std::string::npos) << from_name;
-    }
-    for (const auto& [profile, sizes] : spec.profiles)
-        for (const auto& s : sizes) EXPECT_EQ(brief.find(s.label), std::string::npos) << s.label;
+    test::expect_signatures_in_task_files(kTask, spec);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -375,48 +363,17 @@ TEST(MlaDecodePagedCheck, RoundedReferencePassesNanAndAMovedElementFailDeviceRef
 // ---------------------------------------------------------------------------------------------
 // through kevo on PoCL
 
-struct Passing {
-    std::string file;  // a task file ("seed.cl") or a candidate stem
-    bool task_file;
-    double min_margin;
-};
-
-void PrintTo(const Passing& p, std::ostream* os) { *os << p.file; }
-
-class MlaDecodePagedPasses : public ::testing::TestWithParam<Passing> {};
+class MlaDecodePagedPasses : public ::testing::TestWithParam<test::PassingKernel> {};
 
 TEST_P(MlaDecodePagedPasses, EverySmallSizeAndTrialOnFourSeedsWithItsMargin) {
     if (!test::has_device("opencl")) GTEST_SKIP() << "no OpenCL device";
-    const Passing& p = GetParam();
-    std::string path = test::candidate(p.file + ".cl");
-    if (p.task_file) {
-        path = ::testing::TempDir() + "mla_decode_paged_" + p.file;
-        std::ofstream(path) << task_file(kTask, p.file);
-    }
-    ASSERT_TRUE(std::ifstream(path)) << path;
-    double smallest = std::numeric_limits<double>::infinity();
-    for (int seed = 1; seed <= kSeeds; ++seed) {
-        const auto doc = test::eval_small(kTask, path, seed);
-        ASSERT_TRUE(doc.is_object());
-        ASSERT_EQ(doc["verdict"], "ok") << p.file << " seed " << seed << ": " << doc.dump(2);
-        ASSERT_EQ(doc["sizes"].size(), 4u) << doc.dump(2);
-        for (const auto& size : doc["sizes"]) ASSERT_EQ(size["trials"].size(), 2u) << size.dump();
-        const double margin = test::smallest_margin(doc);
-        EXPECT_GE(margin, p.min_margin) << p.file << " seed " << seed;
-        smallest = std::min(smallest, margin);
-    }
-    std::printf("mla_decode_paged %s: smallest margin over seeds 1-%d %.3g\n", p.file.c_str(), kSeeds, smallest);
+    test::expect_ok_on_every_seed(kTask, GetParam(), kSeeds, 4);
 }
 
 INSTANTIATE_TEST_SUITE_P(MlaDecodePagedKernels, MlaDecodePagedPasses,
-                         ::testing::Values(Passing{"seed.cl", true, 50}, Passing{"best.cl", true, 50},
-                                           Passing{"mla_decode_paged_recipe_bf16p", false, 2}),
-                         [](const auto& info) {
-                             std::string n = info.param.file;
-                             for (auto& ch : n)
-                                 if (ch == '.') ch = '_';
-                             return n;
-                         });
+                         ::testing::Values(test::PassingKernel{"seed.cl", true, 50}, test::PassingKernel{"best.cl", true, 50},
+                                           test::PassingKernel{"mla_decode_paged_recipe_bf16p", false, 2}),
+                         test::passing_kernel_name);
 
 struct Wrong {
     std::string stem;
